@@ -1,0 +1,3 @@
+from marlin_desk.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,31 @@
+"""`marlin-desk dev ...`: developer tools (the tiny offline test model)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from marlin_desk.cli.common import emit_json, progress
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("dev", help="developer tools")
+    actions = parser.add_subparsers(dest="dev_action", metavar="ACTION", required=True)
+    tiny = actions.add_parser("tiny-model", help="build a tiny random Marlin-format model offline")
+    tiny.add_argument("dir", help="output folder")
+    tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--json", action="store_true")
+    tiny.set_defaults(func=run_tiny)
+
+
+def run_tiny(args: argparse.Namespace) -> int:
+    from marlin_desk.engine.tiny import build_tiny_model
+
+    progress(f"building a tiny model in {args.dir} ...")
+    out = build_tiny_model(args.dir, seed=args.seed)
+    files = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
+    if args.json:
+        emit_json({"dir": str(out), "files": files})
+    else:
+        print(f"tiny model written to {out} ({sum(files.values()) / 1e6:.1f} MB)")
+    return 0

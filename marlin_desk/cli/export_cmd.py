@@ -1,0 +1,370 @@
+"""`marlin-desk export` (clips) and `marlin-desk subtitles` (SRT, VTT, YouTube chapters).
+
+Events and find results come through `_events_for` and `_find_spans_for`: for now from the JSON
+that `analyze --json` and `find --json` print (`--events FILE`, `--find-json FILE`); they are the
+one place to connect to the analysis cache later.
+
+Exit codes: 0 all clips written; 1 a clip failed (its FFmpeg message is printed); 2 bad input;
+130 cancelled (Ctrl-C cancels the running clip and the rest; no partial file is left).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from marlin_desk.cli.common import emit_json, progress
+from marlin_desk.core.errors import BadInput
+from marlin_desk.core.timeline import Event, Span
+
+_FORMATS = ("srt", "vtt", "chapters")
+
+
+def register(subparsers: Any) -> None:
+    # Light modules only: building the parser must not load PyAV or FFmpeg tooling.
+    from marlin_desk.media.naming import DEFAULT_TEMPLATE
+    from marlin_desk.media.presets import (
+        DEFAULT_MODE,
+        DEFAULT_SPEED,
+        FILLS,
+        MODES,
+        PRESETS,
+        SUBTITLE_MODES,
+        X264_SPEEDS,
+    )
+
+    p = subparsers.add_parser(
+        "export", help="export clips (and their subtitles) with FFmpeg",
+        description="Cut clips from VIDEO. exact mode (default) re-encodes and is frame-accurate;"
+                    " fast mode copies the streams instantly but starts on the keyframe at or "
+                    "before each start (the real start is reported). Files are never "
+                    "overwritten: an existing name gets a ' (2)' suffix.")
+    p.add_argument("video", metavar="VIDEO")
+    p.add_argument("--clip", action="append", default=[], metavar="START-END",
+                   help="a span in seconds or [h:]m:s, e.g. 12.5-20 or 1:02-1:10.5 (repeatable)")
+    p.add_argument("--from-find", metavar="QUERY", help="clip the best spans found for QUERY")
+    p.add_argument("--top", type=int, default=3, metavar="K",
+                   help="how many spans --from-find takes (default 3)")
+    p.add_argument("--find-json", metavar="FILE", help="the output of `marlin-desk find --json`")
+    p.add_argument("--events", metavar="FILE", help="the output of `marlin-desk analyze --json`")
+    p.add_argument("--preset", choices=list(PRESETS), default="original")
+    p.add_argument("--mode", choices=list(MODES), default=DEFAULT_MODE,
+                   help=f"default {DEFAULT_MODE}")
+    p.add_argument("--fill", choices=list(FILLS),
+                   help="how to reach another aspect ratio: crop the centre, blurred background "
+                        "or black bars (default: crop for reels/square, pad for youtube)")
+    p.add_argument("--subtitles", choices=list(SUBTITLE_MODES), default="none",
+                   help="srt/vtt: a file beside each clip; soft: a track in the MP4; burn: in "
+                        "the picture")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: the video's folder)")
+    p.add_argument("--name", default=DEFAULT_TEMPLATE, metavar="TEMPLATE",
+                   help="file name template; fields {video} {index} {slug} {start} {end} "
+                        "{preset} {mode} (default %(default)s)")
+    p.add_argument("--speed", choices=list(X264_SPEEDS), default=DEFAULT_SPEED,
+                   help="x264 speed/size trade-off (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    _add_style_args(p)
+    p.set_defaults(func=run_export)
+
+    s = subparsers.add_parser(
+        "subtitles", help="write the video's events as SRT, VTT or YouTube chapters",
+        description="Subtitles follow the Netflix timed-text rules by default (42 characters a "
+                    "line, 2 lines, 5/6 s to 7 s on screen, 2 frames apart).")
+    s.add_argument("video", metavar="VIDEO")
+    s.add_argument("--format", choices=_FORMATS, default="srt")
+    s.add_argument("--out", metavar="FILE",
+                   help="output file, '-' for stdout (default: beside the video)")
+    s.add_argument("--events", metavar="FILE", help="the output of `marlin-desk analyze --json`")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    _add_style_args(s)
+    s.set_defaults(func=run_subtitles)
+
+
+def _add_style_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("subtitle rules")
+    g.add_argument("--max-chars", type=int, default=42, help="characters per line (42)")
+    g.add_argument("--max-lines", type=int, default=2, help="lines per subtitle (2)")
+    g.add_argument("--min-duration", type=float, default=5 / 6, help="seconds (0.833)")
+    g.add_argument("--max-duration", type=float, default=7.0, help="seconds (7)")
+    g.add_argument("--min-gap-frames", type=int, default=2, help="frames between subtitles (2)")
+    g.add_argument("--max-cps", type=float, default=20.0, help="reading speed, chars/s (20)")
+    g.add_argument("--long-events", choices=("split", "truncate"), default="split",
+                   help="events longer than the maximum: split into repeats, or cut (split)")
+
+
+def _style(args: argparse.Namespace) -> Any:
+    from marlin_desk.media.subtitles import SubtitleStyle
+
+    return SubtitleStyle(args.max_chars, args.max_lines, args.min_duration, args.max_duration,
+                         args.min_gap_frames, args.max_cps, args.long_events)
+
+
+# ------------------------------------------------------------------ events and find results
+
+
+def _events_for(video_path: str, args: argparse.Namespace) -> list[Event]:
+    """The video's events (video time): from `--events FILE` (analyze --json), else from the
+    analysis cache (the last complete analysis of this file, found by its content)."""
+    path = getattr(args, "events", None)
+    if not path:
+        from marlin_desk.workflows import cached_analysis
+
+        analysis = cached_analysis(video_path)
+        if analysis is None:
+            raise BadInput("no analysis for this video yet: run `marlin-desk analyze VIDEO` "
+                           "first or pass --events FILE")
+        return analysis.events
+    doc = _load_json(path)
+    items = doc.get("events") if isinstance(doc, dict) else doc
+    if not isinstance(items, list):
+        raise BadInput(f"{path} has no \"events\" list (expected `marlin-desk analyze --json`)")
+    try:
+        return [Event.from_json(e) for e in items]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInput(f"{path}: an event lacks start, end or description ({exc})") from None
+
+
+def _find_spans_for(video_path: str, query: str, args: argparse.Namespace) -> list[Span]:
+    """Spans found for `query`, best first: from `--find-json FILE` (find --json), else from
+    the cache of earlier `marlin-desk find` runs on this file."""
+    path = getattr(args, "find_json", None)
+    if not path:
+        from marlin_desk.workflows import cached_spans
+
+        spans = cached_spans(video_path, query)
+        if spans is None:
+            raise BadInput("no find results for this query yet: run `marlin-desk find VIDEO "
+                           "QUERY` first or pass --find-json FILE")
+        return spans
+    doc = _load_json(path)
+    queries = doc.get("queries") if isinstance(doc, dict) else None
+    if not isinstance(queries, list):
+        raise BadInput(f"{path} has no \"queries\" list (expected `marlin-desk find --json`)")
+    wanted = " ".join(query.split()).casefold()
+    for q in queries:
+        if isinstance(q, dict) and " ".join(str(q.get("query", "")).split()).casefold() == wanted:
+            try:
+                spans = [Span.from_json(s) for s in q.get("spans", [])]
+            except (KeyError, TypeError, ValueError) as exc:
+                raise BadInput(f"{path}: a span lacks start or end ({exc})") from None
+            return sorted(spans, key=lambda s: -(s.score if s.score is not None else -1e9))
+    known = ", ".join(repr(q.get("query")) for q in queries if isinstance(q, dict)) or "none"
+    raise BadInput(f"{path} has no results for {query!r} (it has: {known})")
+
+
+def _load_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{path} is not valid JSON (line {exc.lineno})") from None
+
+
+def _optional_events(video: str, args: argparse.Namespace) -> list[Event] | None:
+    """Events when there are some (used to name clips); None when the video is not analysed."""
+    try:
+        return _events_for(video, args)
+    except BadInput:
+        if getattr(args, "events", None):
+            raise
+        return None
+
+
+# ------------------------------------------------------------------ clip parsing
+
+
+def parse_time(text: str) -> float:
+    """Seconds from `12.5`, `1:02.5` or `1:02:03.25`."""
+    parts = text.strip().split(":")
+    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\d+(\.\d*)?|\.\d+", p) for p in parts):
+        raise BadInput(f"bad time {text!r}: use seconds (12.5) or [h:]m:s (1:02.5)")
+    seconds = 0.0
+    for part in parts:
+        seconds = seconds * 60 + float(part)
+    return seconds
+
+
+def parse_clip(text: str) -> tuple[float, float]:
+    start, sep, end = text.partition("-")
+    if not sep:
+        raise BadInput(f"bad clip {text!r}: use START-END, e.g. 12.5-20")
+    a, b = parse_time(start), parse_time(end)
+    if b <= a:
+        raise BadInput(f"bad clip {text!r}: the end must be after the start")
+    return a, b
+
+
+def _description(events: list[Event] | None, start: float, end: float) -> str:
+    """The description of the event that overlaps the span most (for the file name)."""
+    best, best_overlap = "", 0.0
+    for ev in events or []:
+        overlap = min(ev.end, end) - max(ev.start, start)
+        if overlap > best_overlap:
+            best, best_overlap = ev.description, overlap
+    return best
+
+
+# ------------------------------------------------------------------ export
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from marlin_desk.media.batch import ExportQueue
+    from marlin_desk.media.clip_export import ClipSpec, ExportOptions
+    from marlin_desk.media.ffmpeg_bin import find_ffmpeg
+
+    video = args.video
+    if not Path(video).is_file():
+        raise BadInput(f"{video} does not exist or is not a file")
+    if args.top < 1:
+        raise BadInput("--top must be at least 1")
+    spans: list[tuple[float, float, str]] = []
+    for text in args.clip:
+        a, b = parse_clip(text)
+        spans.append((a, b, ""))
+    if args.from_find:
+        for span in _find_spans_for(video, args.from_find, args)[:args.top]:
+            spans.append((span.start, span.end, args.from_find))
+    if not spans:
+        raise BadInput("nothing to export: give --clip START-END or --from-find QUERY")
+    if args.subtitles != "none":
+        events: list[Event] | None = _events_for(video, args)
+    else:
+        events = _optional_events(video, args)
+    clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, args.mode,
+                      args.fill, args.subtitles) for a, b, desc in spans]
+    out_dir = Path(args.out) if args.out else Path(video).resolve().parent
+    options = ExportOptions(out_dir, args.name, args.speed, _style(args))
+    binary = find_ffmpeg()
+    bar = _Bars(len(clips))
+    queue = ExportQueue(video, clips, options, events=events, on_progress=bar.update,
+                        on_result=bar.finished, binary=binary)
+    results = _run_interruptibly(queue)
+    bar.close()
+    if args.json:
+        emit_json({"video": str(Path(video).resolve()), "ffmpeg": binary.to_json(),
+                   "clips": [r.to_json() for r in results]})
+    else:
+        for r in results:
+            if r.status == "done":
+                print(r.path)
+                if r.subtitle_path:
+                    print(r.subtitle_path)
+    failed = [r for r in results if r.status == "failed"]
+    for r in failed:
+        print(f"marlin-desk: clip {r.index} failed: {r.error}", file=sys.stderr)
+    if failed:
+        return 1
+    if any(r.status == "cancelled" for r in results):
+        print("marlin-desk: cancelled", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _run_interruptibly(queue: Any) -> list[Any]:
+    """Run the queue on a worker thread so that Ctrl-C cancels it cleanly from this one.
+
+    Waiting is on an Event, not `Thread.join`: a join interrupted by KeyboardInterrupt can leave
+    the thread looking finished while it still runs.
+    """
+    box: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            box["results"] = queue.run()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
+            box["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=work, name="export", daemon=True).start()
+    while True:
+        try:
+            while not finished.wait(0.2):
+                pass
+            break
+        except KeyboardInterrupt:
+            queue.cancel()  # the worker stops FFmpeg, removes the partial file and returns
+    if "error" in box:
+        raise box["error"]
+    return box["results"]
+
+
+class _Bars:
+    """Two text progress bars on stderr (this clip, all clips); one line per clip when piped."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.tty = sys.stderr.isatty()
+        self._last = ""
+
+    def update(self, index: int, fraction: float, overall: float) -> None:
+        if not self.tty:
+            return
+        line = (f"\rclip {index + 1}/{self.count} {_bar(fraction)} {fraction:4.0%}   "
+                f"all {_bar(overall)} {overall:4.0%}")
+        if line != self._last:
+            self._last = line
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+    def finished(self, result: Any) -> None:
+        if self.tty:
+            sys.stderr.write("\r\033[K")
+        msg = f"clip {result.index}/{self.count} {result.status}"
+        if result.status == "done":
+            msg += (f": {result.path.name} (starts at {result.real_start:.3f} s, "
+                    f"{result.real_duration:.3f} s)")
+        progress(msg)
+
+    def close(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _bar(fraction: float, width: int = 20) -> str:
+    filled = int(round(max(0.0, min(1.0, fraction)) * width))
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+# ------------------------------------------------------------------ subtitles
+
+
+def run_subtitles(args: argparse.Namespace) -> int:
+    from marlin_desk.media.chapters import format_chapters, youtube_chapters
+    from marlin_desk.media.probe import probe
+    from marlin_desk.media.subtitles import build_cues, render, write_new_file
+
+    video = args.video
+    info = probe(video)
+    events = _events_for(video, args)
+    if args.format == "chapters":
+        chapters = youtube_chapters(events, info.duration)
+        text, count, suffix = format_chapters(chapters), len(chapters), ".chapters.txt"
+    else:
+        cues = build_cues(events, _style(args), fps=info.fps, limit=info.duration)
+        text, count, suffix = render(cues, args.format), len(cues), f".{args.format}"
+    if args.out == "-":
+        sys.stdout.write(text)
+        return 0
+    source = Path(video).resolve()
+    target = Path(args.out) if args.out else source.with_name(source.stem + suffix)
+    if target.is_dir():
+        target = target / (source.stem + suffix)
+    if not target.parent.is_dir():
+        raise BadInput(f"the folder {target.parent} does not exist")
+    written = write_new_file(target, text)
+    if args.json:
+        emit_json({"video": str(Path(video).resolve()), "format": args.format,
+                   "path": str(written), "count": count})
+    else:
+        print(written)
+    return 0

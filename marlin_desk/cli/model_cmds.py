@@ -1,0 +1,141 @@
+"""`marlin-desk analyze|find|demo`: the model's two answers for a whole video."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+from marlin_desk.cli.common import emit_json, progress
+
+DEMO_QUERY = "the screen turns blue"
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    from marlin_desk.engine.loader import DEFAULT_MODEL
+
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        help=f"hub id or local folder (default {DEFAULT_MODEL})")
+    parser.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    parser.add_argument("--window", type=float, default=120.0,
+                        help="window length in seconds (at most 120: the model's 240 frames)")
+    parser.add_argument("--overlap", type=float, default=0.0, help="window overlap in seconds")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def register(subparsers: Any) -> None:
+    analyze = subparsers.add_parser("analyze", help="scene and time-stamped events of a video")
+    analyze.add_argument("video")
+    _model_options(analyze)
+    analyze.set_defaults(func=run_analyze)
+
+    find = subparsers.add_parser("find", help="rank the moments that match plain-language queries")
+    find.add_argument("video")
+    find.add_argument("queries", nargs="+", metavar="QUERY")
+    find.add_argument("--top", type=int, default=None, help="keep the K best spans per query")
+    _model_options(find)
+    find.set_defaults(func=run_find)
+
+    demo = subparsers.add_parser(
+        "demo", help="analyse and search the bundled demo video (works offline)")
+    demo.add_argument("--json", action="store_true", help="print one JSON document")
+    demo.set_defaults(func=run_demo)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from marlin_desk.workflows import JobSettings
+
+    return JobSettings(model=args.model, device=args.device, window=args.window,
+                       overlap=args.overlap, revision=args.revision)
+
+
+def _report(p: Any) -> None:
+    eta = f", about {p.eta:.0f} s left" if p.eta is not None else ""
+    progress(f"[{p.done}/{p.total}] {p.message}{eta}")
+
+
+def run_analyze(args: argparse.Namespace) -> int:
+    from marlin_desk.workflows import analyze, open_video
+
+    started = time.perf_counter()
+    bench = open_video(args.video, _settings(args), use_cache=not args.no_cache)
+    for note in bench.notes:
+        progress(note)
+    analysis, cached = analyze(bench, on_progress=_report)
+    doc = analysis.to_json()
+    doc.update(engine=bench.engine.describe() if bench.engine else None, cached=cached,
+               seconds=round(time.perf_counter() - started, 3))
+    if args.json:
+        emit_json(doc)
+    else:
+        _print_analysis(doc)
+    return 0
+
+
+def run_find(args: argparse.Namespace) -> int:
+    from marlin_desk.workflows import find, open_video
+
+    if args.top is not None and args.top < 1:
+        from marlin_desk.core.errors import BadInput
+
+        raise BadInput("--top must be at least 1")
+    bench = open_video(args.video, _settings(args), use_cache=not args.no_cache)
+    results = find(bench, args.queries, top=args.top, on_progress=_report)
+    doc = {"video": args.video, "duration": round(bench.info.duration, 3), "model": args.model,
+           "engine": bench.engine.describe() if bench.engine else None,
+           "queries": [r.to_json() for r in results]}
+    if args.json:
+        emit_json(doc)
+    else:
+        for r in doc["queries"]:
+            print(f'"{r["query"]}" ({r["seconds"]} s)')
+            for s in r["spans"]:
+                flag = "  (low confidence)" if s["low_confidence"] else ""
+                print(f'  {s["start"]:8.1f} - {s["end"]:8.1f}  score {s["score"]}{flag}')
+    return 0
+
+
+def _print_analysis(doc: dict[str, Any]) -> None:
+    print(f'Scene: {doc["scene"]}')
+    print("Events:")
+    for e in doc["events"]:
+        print(f'  <{e["start"]:.1f} - {e["end"]:.1f}> {e["description"]}')
+    src = "from the cache" if doc.get("cached") else f'in {doc["seconds"]} s'
+    print(f'({len(doc["windows"])} window(s), {src})')
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Real work offline: the real model when it is on this machine, else the bundled demo
+    model (random weights: the pipeline runs end to end, the answers mean nothing)."""
+    from marlin_desk.core.errors import ModelUnavailable
+    from marlin_desk.engine.loader import DEFAULT_MODEL, locate
+    from marlin_desk.resources import demo_model, demo_video
+    from marlin_desk.workflows import JobSettings, analyze, find, open_video
+
+    os.environ["HF_HUB_OFFLINE"] = "1"  # the demo never starts a multi-GB download by itself
+    try:
+        model = str(locate(DEFAULT_MODEL))
+        note = f"using {DEFAULT_MODEL}"
+    except ModelUnavailable:
+        model = str(demo_model())
+        note = (f"{DEFAULT_MODEL} is not on this machine, so the bundled demo model runs instead "
+                f"(random weights: its answers are not meaningful). Get the real model with "
+                f"`marlin-desk models pull {DEFAULT_MODEL}` on a connected machine.")
+    progress(note)
+    bench = open_video(str(demo_video()), JobSettings(model=model), use_cache=False)
+    analysis, _ = analyze(bench, on_progress=_report)
+    results = find(bench, [DEMO_QUERY], top=3)
+    doc = {"note": note, "probe": bench.info.to_json(), "engine": bench.engine.describe(),
+           "analysis": analysis.to_json(), "find": [r.to_json() for r in results]}
+    if args.json:
+        emit_json(doc)
+    else:
+        _print_analysis({**doc["analysis"], "seconds": "-"})
+        for r in doc["find"]:
+            spans = ", ".join(f'{s["start"]:.1f}-{s["end"]:.1f}' for s in r["spans"])
+            print(f'find "{r["query"]}": {spans}')
+        print(note)
+    return 0

@@ -1,0 +1,1 @@
+"""The domain: pure Python (no Qt, no torch, no FFmpeg)."""

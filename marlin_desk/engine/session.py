@@ -1,0 +1,231 @@
+"""A per-video session: prefill each window once, answer any number of prompts from it.
+
+The video comes before the question, so a window's prefill (its KV cache, the DeltaNet recurrent
+state and the M-RoPE offset) is the same for the caption and for every find query. For each
+question we restore `rope_deltas`, pass the full ids (prefix + question) and a deep copy of the
+cache: the cache mutates in place and cannot be cropped (recurrent state), so without the copy
+the second answer would be wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
+from marlin_desk.core.errors import Cancelled
+from marlin_desk.core.windows import Window
+from marlin_desk.engine.inputs import VideoPrefix, suffix_ids, video_prefix
+from marlin_desk.engine.loader import LoadedModel
+from marlin_desk.media.probe import VideoInfo, probe
+from marlin_desk.media.sampling import SampledFrames, sample_window
+
+log = logging.getLogger(__name__)
+
+ShouldStop = Callable[[], bool]
+
+
+@dataclass
+class WindowPrefill:
+    """One window's reusable state, plus the facts reported for it."""
+
+    window: Window
+    frames: SampledFrames
+    prefix: VideoPrefix
+    cache: Any
+    rope_deltas: Any
+    seconds: float  # sampling + prefill time
+
+
+@dataclass
+class Answer:
+    """One generated answer with the model's own confidence in it."""
+
+    text: str
+    token_ids: list[int]
+    prompt_tokens: int
+    seconds: float
+    mean_logprob: float  # over all generated tokens
+    number_logprob: float | None  # over the digit tokens only: the part that carries the answer
+    finished: bool  # stopped on EOS (not on the token cap)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def new_tokens(self) -> int:
+        return len(self.token_ids)
+
+
+class VideoSession:
+    """Holds one video open for one model; keeps the most recently used window prefills."""
+
+    def __init__(self, engine: LoadedModel, video: str, *, info: VideoInfo | None = None,
+                 budget: VideoBudget = TRAINING_BUDGET, max_cached_windows: int = 4) -> None:
+        self.engine = engine
+        self.video = video
+        self.info = info or probe(video)
+        self.budget = budget
+        self.max_cached_windows = max_cached_windows
+        self._prefills: OrderedDict[int, WindowPrefill] = OrderedDict()
+
+    # -- prefill -------------------------------------------------------------------------
+    def prefill(self, window: Window, should_stop: ShouldStop | None = None) -> WindowPrefill:
+        """The window's prefill, computed once and kept (least recently used evicted)."""
+        cached = self._prefills.get(window.index)
+        if cached is not None and (cached.window.start, cached.window.end) == \
+                (window.start, window.end):
+            self._prefills.move_to_end(window.index)
+            return cached
+        import torch
+
+        started = time.perf_counter()
+        frames = sample_window(self.video, window.start, window.end, self.budget, self.info,
+                               should_stop=should_stop)
+        prefix = video_prefix(self.engine.processor, frames)
+        model = self.engine.model
+        inputs = self._to_device(prefix.inputs)
+        with torch.inference_mode():
+            out = model.model(**inputs, use_cache=True)
+        state = WindowPrefill(window=window, frames=frames, prefix=prefix,
+                              cache=_cache_of(out), rope_deltas=model.model.rope_deltas,
+                              seconds=time.perf_counter() - started)
+        self._prefills[window.index] = state
+        while len(self._prefills) > self.max_cached_windows:
+            self._prefills.popitem(last=False)
+        return state
+
+    def forget(self) -> None:
+        """Drop every kept prefill (frees memory; they are recomputed when needed)."""
+        self._prefills.clear()
+
+    # -- answering -----------------------------------------------------------------------
+    def ask(self, window: Window, prompt: str, max_new_tokens: int,
+            should_stop: ShouldStop | None = None) -> Answer:
+        """Answer `prompt` about `window` from the window's reused prefill (greedy).
+
+        A plain decoding loop rather than `generate`: transformers 5.24's generate mis-positions
+        the decode steps that follow a caller-supplied M-RoPE cache (the first token is right,
+        later ones drift), and the loop also gives us cancel checks and log-probabilities.
+        """
+        import torch
+
+        state = self.prefill(window, should_stop)
+        started = time.perf_counter()
+        model = self.engine.model
+        suffix = suffix_ids(self.engine.processor, prompt).to(model.device)
+        cache = copy.deepcopy(state.cache)
+        model.model.rope_deltas = state.rope_deltas
+        position = state.prefix.length
+        step_ids = suffix
+        new: list[int] = []
+        logprobs: list[float] = []
+        with torch.inference_mode():
+            while len(new) < max_new_tokens:
+                if should_stop and should_stop():
+                    raise Cancelled("cancelled")
+                n = step_ids.shape[1]
+                positions = torch.arange(position, position + n, device=model.device)
+                positions = positions.view(1, 1, -1).expand(3, 1, -1) + state.rope_deltas
+                out = model(input_ids=step_ids, cache=cache, position_ids=positions,
+                            use_cache=True, logits_to_keep=1)
+                position += n
+                scores = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+                token = int(scores.argmax())
+                new.append(token)
+                logprobs.append(float(scores[token]))
+                if token in self.engine.eos_ids or _looping(new):
+                    break
+                step_ids = torch.tensor([[token]], device=model.device)
+        return self._answer(new, logprobs, state.prefix.length + suffix.shape[1], started)
+
+    def ask_without_reuse(self, window: Window, prompt: str, max_new_tokens: int) -> Answer:
+        """The same question answered from scratch by transformers' own `generate` (video and
+        prompt in one pass): the independent baseline that `ask` must reproduce."""
+        import torch
+
+        started = time.perf_counter()
+        frames = sample_window(self.video, window.start, window.end, self.budget, self.info)
+        prefix = video_prefix(self.engine.processor, frames)
+        inputs = dict(prefix.inputs)
+        suffix = suffix_ids(self.engine.processor, prompt)
+        inputs["input_ids"] = torch.cat([inputs["input_ids"], suffix], dim=1)
+        inputs["attention_mask"] = torch.ones_like(inputs["input_ids"])
+        inputs["mm_token_type_ids"] = torch.cat(
+            [inputs["mm_token_type_ids"], torch.zeros_like(suffix)], dim=1)
+        engine = self.engine
+        engine.model.model.rope_deltas = None
+        inputs = self._to_device(inputs)
+        prompt_len = int(inputs["input_ids"].shape[1])
+        with torch.inference_mode():
+            out = engine.model.generate(
+                **inputs, max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
+                eos_token_id=engine.eos_ids, pad_token_id=engine.pad_id,
+                return_dict_in_generate=True, output_logits=True,
+            )
+        new = out.sequences[0, prompt_len:].tolist()
+        logprobs = [float(torch.log_softmax(step[0].float(), dim=-1)[tok])
+                    for step, tok in zip(out.logits, new, strict=False)]
+        return self._answer(new, logprobs, prompt_len, started)
+
+    def _answer(self, new: list[int], logprobs: list[float], prompt_tokens: int,
+                started: float) -> Answer:
+        finished = bool(new) and new[-1] in self.engine.eos_ids
+        answer_ids, answer_lps = (new[:-1], logprobs[:-1]) if finished else (new, logprobs)
+        # The EOS token itself says nothing about the answer's content: left out of the score.
+        text = self.engine.processor.tokenizer.decode(answer_ids, skip_special_tokens=True)
+        return Answer(
+            text=text, token_ids=new, prompt_tokens=prompt_tokens,
+            seconds=time.perf_counter() - started,
+            mean_logprob=_mean(answer_lps) if answer_lps else -math.inf,
+            number_logprob=self._number_logprob(answer_ids, answer_lps),
+            finished=finished,
+        )
+
+    def _number_logprob(self, ids: list[int], logprobs: list[float]) -> float | None:
+        """Mean log-probability of the digit tokens: the format tokens are near-certain for any
+        video, so including them would dilute the signal that ranks windows."""
+        tokenizer = self.engine.processor.tokenizer
+        picked = [lp for tok, lp in zip(ids, logprobs, strict=False)
+                  if tokenizer.decode([tok]).strip().isdigit()]
+        return _mean(picked) if picked else None
+
+    def _to_device(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        dev = self.engine.model.device
+        dtype = self.engine.model.dtype
+        moved: dict[str, Any] = {}
+        for key, value in inputs.items():
+            if isinstance(value, torch.Tensor):
+                value = value.to(dev, dtype=dtype) if value.is_floating_point() else value.to(dev)
+            moved[key] = value
+        return moved
+
+
+LOOP_SPAN = 48  # tokens
+LOOP_MAX_PERIOD = 12
+
+
+def _looping(tokens: list[int]) -> bool:
+    """True when the last LOOP_SPAN tokens repeat one short pattern: a degenerate answer that
+    would otherwise run to the token cap (2,048 for a caption) and say nothing more."""
+    if len(tokens) < LOOP_SPAN:
+        return False
+    tail = tokens[-LOOP_SPAN:]
+    return any(all(tail[i] == tail[i - p] for i in range(p, LOOP_SPAN))
+               for p in range(1, LOOP_MAX_PERIOD + 1))
+
+
+def _cache_of(out: Any) -> Any:
+    """The cache from a model output (named `cache` from transformers 5.24 on)."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)

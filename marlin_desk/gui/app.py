@@ -1,0 +1,66 @@
+"""Start the desktop app: QApplication, theme, main window; the file from the command line."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+from types import TracebackType
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from marlin_desk import __version__
+
+log = logging.getLogger(__name__)
+
+
+def needs_offscreen() -> bool:
+    """True on Linux without a display server (CI, SSH, the packaged smoke test)."""
+    return sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def make_app(argv: list[str] | None = None, offscreen: bool = False) -> QApplication:
+    if offscreen and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(argv or [sys.argv[0]])
+    app.setApplicationName("Marlin Desk")
+    app.setOrganizationName("MarlinDesk")
+    app.setApplicationVersion(__version__)
+    return app
+
+
+def _install_excepthook() -> None:
+    """An exception escaping a slot is logged and shown, never the end of the app."""
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        log.error("unhandled error\n%s", "".join(traceback.format_exception(kind, exc, tb)))
+        app = QApplication.instance()
+        for w in (app.topLevelWidgets() if isinstance(app, QApplication) else []):
+            show = getattr(w, "show_error", None)
+            if callable(show):
+                show(f"Something went wrong ({exc}); details are in the log.")
+                break
+
+    sys.excepthook = hook
+
+
+def run_app(path: str | None = None) -> int:
+    from marlin_desk.gui.main_window import MainWindow
+    from marlin_desk.gui.settings import Settings
+    from marlin_desk.gui.theme import apply_theme
+
+    app = make_app(offscreen=needs_offscreen())
+    settings = Settings()
+    apply_theme(app, settings.get("theme"))
+    _install_excepthook()
+    window = MainWindow(settings)
+    window.show()
+    if path:
+        QTimer.singleShot(0, lambda: window.open_path(path))
+    else:
+        QTimer.singleShot(0, window.check_recovery)
+    return int(app.exec())

@@ -1,0 +1,1 @@
+"""Dialogs: preferences, about, keyboard shortcuts, model download."""

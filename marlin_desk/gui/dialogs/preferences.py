@@ -1,0 +1,79 @@
+"""Preferences: backend, device, model, window length, export folder, default preset, theme."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+from marlin_desk.gui.panels.clips import preset_names
+from marlin_desk.gui.settings import Settings
+
+
+class PreferencesDialog(QDialog):
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Preferences")
+        self.settings = settings
+        self.backend = QComboBox()
+        self.backend.addItems(["transformers"])
+        self.backend.setCurrentText(settings.get("backend"))
+        self.device = QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda", "mps"])
+        self.device.setCurrentText(settings.get("device"))
+        self.model = QLineEdit(settings.get("model"))
+        self.model.setPlaceholderText("empty: Marlin-2B if downloaded, else the demo model")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse_model)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(browse)
+        self.window = QDoubleSpinBox()
+        self.window.setRange(5.0, 120.0)
+        self.window.setSuffix(" s")
+        self.window.setValue(float(settings.get("window_seconds")))
+        self.export_dir = QLineEdit(str(settings.export_dir))
+        self.preset = QComboBox()
+        self.preset.addItems(preset_names())
+        self.preset.setCurrentText(settings.get("default_preset"))
+        self.theme = QComboBox()
+        self.theme.addItems(["dark", "light"])
+        self.theme.setCurrentText(settings.get("theme"))
+        form = QFormLayout(self)
+        for label, widget in (("Backend", self.backend), ("Device", self.device),
+                              ("Window length", self.window), ("Export folder", self.export_dir),
+                              ("Default preset", self.preset), ("Theme", self.theme)):
+            widget.setAccessibleName(label)
+            form.addRow(label, widget)
+        self.model.setAccessibleName("Model")
+        form.insertRow(2, "Model", model_row)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def _browse_model(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Model folder")
+        if folder:
+            self.model.setText(folder)
+
+    def accept(self) -> None:
+        s = self.settings
+        s.set("backend", self.backend.currentText())
+        s.set("device", self.device.currentText())
+        s.set("model", self.model.text().strip())
+        s.set("window_seconds", self.window.value())
+        s.set("export_dir", self.export_dir.text().strip())
+        s.set("default_preset", self.preset.currentText())
+        s.set("theme", self.theme.currentText())
+        super().accept()

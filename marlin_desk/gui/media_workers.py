@@ -1,0 +1,223 @@
+"""Workers for the media side, each on its own thread so the model queue never delays them:
+opening (probe, fingerprint, cache look-up), thumbnails, the audio waveform and clip export.
+
+They are QThread subclasses whose `run` does the work and reports by signals; the GUI connects
+those to QObject slots (queued onto the GUI thread). Images are made as QImage here; QPixmap is
+made only on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QThread, Signal
+from PySide6.QtGui import QImage
+
+from marlin_desk.core.errors import Cancelled, MarlinError
+
+log = logging.getLogger(__name__)
+
+
+class _Worker(QThread):
+    """Shared plumbing: a cancel flag and a plain-words failure signal."""
+
+    failed = Signal(str)
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._stop = threading.Event()
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> None:
+        try:
+            self.work()
+        except Cancelled:
+            pass
+        except MarlinError as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a worker must never take the app down
+            log.error("%s crashed\n%s", type(self).__name__, traceback.format_exc())
+            self.failed.emit(f"unexpected error: {exc}")
+
+    def work(self) -> None:
+        raise NotImplementedError
+
+
+class OpenWorker(_Worker):
+    """Probe the file, fingerprint it and look its analysis up in the cache."""
+
+    opened = Signal(object)  # dict: info, fingerprint, analysis, ref
+
+    def __init__(self, path: str, cache: Any = None, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.path, self.cache = path, cache
+
+    def work(self) -> None:
+        from marlin_desk.media.probe import probe
+        from marlin_desk.store.fingerprint import fingerprint
+
+        info = probe(self.path)
+        result: dict[str, Any] = {"info": info, "fingerprint": "", "analysis": None, "ref": None}
+        try:
+            result["fingerprint"] = fingerprint(self.path)
+        except OSError as exc:
+            log.info("cannot fingerprint %s: %s", self.path, exc)
+        if self.cache is not None:
+            try:
+                for entry in self.cache.lookup(self.path):
+                    if entry.complete:
+                        analysis = self.cache.get_analysis(entry.key)
+                        if analysis is not None:
+                            from marlin_desk.gui.worker import key_ref
+
+                            result["analysis"], result["ref"] = analysis, key_ref(entry.key)
+                            break
+            except Exception as exc:  # noqa: BLE001 - a cache problem never blocks Open
+                log.info("cache look-up failed: %s", exc)
+        self.opened.emit(result)
+
+
+def frame_to_qimage(frame: Any, height: int) -> QImage:
+    """A decoded frame scaled to `height` (aspect kept) as a QImage that owns its pixels."""
+    width = max(2, int(round(frame.width * height / max(1, frame.height))) // 2 * 2)
+    arr = frame.to_ndarray(format="rgb24", width=width, height=height)
+    arr = np.ascontiguousarray(arr)
+    image = QImage(arr.data, width, height, arr.strides[0], QImage.Format.Format_RGB888)
+    return image.copy()
+
+
+class ThumbnailWorker(_Worker):
+    """Keyframes first (fast: the decoder skips everything else), then evenly spaced frames."""
+
+    thumbnail = Signal(float, QImage)
+    passDone = Signal(int)  # 1: keyframes, 2: refined
+
+    def __init__(self, path: str, duration: float, start_time: float = 0.0, height: int = 54,
+                 refine: int = 120, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.path, self.duration, self.start_time = path, duration, start_time
+        self.height, self.refine = height, refine
+
+    def work(self) -> None:
+        import av
+
+        have: list[float] = []
+        min_gap = self.duration / 400 if self.duration > 0 else 0.0
+        with av.open(self.path) as container:
+            stream = container.streams.video[0]
+            stream.codec_context.skip_frame = "NONKEY"
+            stream.thread_type = "AUTO"
+            for frame in container.decode(stream):
+                if self.cancelled:
+                    return
+                if frame.time is None:
+                    continue
+                t = float(frame.time) - self.start_time
+                if have and t - have[-1] < min_gap:
+                    continue
+                have.append(t)
+                self.thumbnail.emit(t, frame_to_qimage(frame, self.height))
+        self.passDone.emit(1)
+        if self.refine <= 0 or self.duration <= 0:
+            return
+        step = self.duration / self.refine
+        targets = [(i + 0.5) * step for i in range(self.refine)]
+        targets = [t for t in targets if not any(abs(t - h) < step / 2 for h in have)]
+        with av.open(self.path) as container:
+            stream = container.streams.video[0]
+            stream.thread_type = "AUTO"
+            tb = float(stream.time_base or 0) or 1 / 90000
+            for target in targets:
+                if self.cancelled:
+                    return
+                container.seek(int((target + self.start_time) / tb), stream=stream,
+                               backward=True)
+                for frame in container.decode(stream):
+                    if frame.time is not None and float(frame.time) - self.start_time >= target:
+                        self.thumbnail.emit(target, frame_to_qimage(frame, self.height))
+                        break
+                    if self.cancelled:
+                        return
+        self.passDone.emit(2)
+
+
+class WaveformWorker(_Worker):
+    """Audio peaks: mono, 8 kHz, the largest magnitude per bucket (0..1)."""
+
+    waveform = Signal(object, float)  # numpy float32 peaks, seconds per bucket
+
+    def __init__(self, path: str, start_time: float = 0.0, buckets_per_second: int = 50,
+                 parent: Any = None) -> None:
+        super().__init__(parent)
+        self.path, self.start_time, self.rate = path, start_time, buckets_per_second
+
+    def work(self) -> None:
+        import av
+
+        sample_rate = 8000
+        per_bucket = sample_rate // self.rate
+        peaks: list[np.ndarray] = []
+        carry = np.zeros(0, dtype=np.float32)
+        with av.open(self.path) as container:
+            if not container.streams.audio:
+                return
+            stream = container.streams.audio[0]
+            resampler = av.AudioResampler(format="flt", layout="mono", rate=sample_rate)
+            for frame in container.decode(stream):
+                if self.cancelled:
+                    return
+                for out in resampler.resample(frame):
+                    samples = np.abs(out.to_ndarray().reshape(-1).astype(np.float32))
+                    carry = np.concatenate([carry, samples])
+                    whole = len(carry) // per_bucket * per_bucket
+                    if whole:
+                        peaks.append(carry[:whole].reshape(-1, per_bucket).max(axis=1))
+                        carry = carry[whole:]
+        if len(carry):
+            peaks.append(np.array([carry.max()], dtype=np.float32))
+        data = np.concatenate(peaks) if peaks else np.zeros(0, dtype=np.float32)
+        top = float(data.max()) if len(data) else 0.0
+        if top > 0:
+            data = data / top
+        self.waveform.emit(data.astype(np.float32), 1.0 / self.rate)
+
+
+class ExportWorker(_Worker):
+    """Runs the media layer's export queue; per-clip and overall progress, cancel any time."""
+
+    progress = Signal(int, float, float)  # clip index, clip fraction, overall fraction
+    clipDone = Signal(object)  # ExportResult
+    done = Signal(object)  # list[ExportResult]
+
+    def __init__(self, video: str, specs: list[Any], out_dir: str, events: list[Any] | None,
+                 parent: Any = None) -> None:
+        super().__init__(parent)
+        self.video, self.specs, self.out_dir, self.events = video, specs, out_dir, events
+        self._queue: Any = None
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self._queue is not None:
+            self._queue.cancel()
+
+    def work(self) -> None:
+        from pathlib import Path
+
+        from marlin_desk.media.export import ExportOptions, ExportQueue
+
+        self._queue = ExportQueue(
+            self.video, self.specs, ExportOptions(Path(self.out_dir)), events=self.events,
+            on_progress=lambda i, f, o: self.progress.emit(i, float(f), float(o)),
+            on_result=self.clipDone.emit, cancel=self._stop)
+        results = self._queue.run()
+        self.done.emit(results)

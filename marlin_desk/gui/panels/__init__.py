@@ -1,0 +1,1 @@
+"""Dockable panels: events table, search, clip bin."""

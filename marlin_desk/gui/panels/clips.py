@@ -1,0 +1,211 @@
+"""The clip bin: clips from events, find results or I/O marks. Rename, retime, reorder, delete,
+choose a preset, and send the selection to export. Changes are requested by signal and applied
+as undo commands by the main window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QStyledItemDelegate,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from marlin_desk.gui.document import Document
+from marlin_desk.gui.timefmt import fmt_time, parse_time
+
+COLUMNS = ("Name", "In", "Out", "Length", "Preset")
+Index = QModelIndex | QPersistentModelIndex
+
+
+def preset_names() -> list[str]:
+    try:
+        from marlin_desk.media.presets import PRESETS
+
+        return list(PRESETS)
+    except ImportError:  # the export layer is optional for the bin itself
+        return ["original"]
+
+
+class ClipsModel(QAbstractTableModel):
+    renameRequested = Signal(str, str)
+    timesRequested = Signal(str, float, float)
+    presetRequested = Signal(str, str)
+    editRejected = Signal(str)
+
+    def __init__(self, doc: Document) -> None:
+        super().__init__()
+        self.doc = doc
+        doc.clipsChanged.connect(self._reset)
+
+    def _reset(self) -> None:
+        self.beginResetModel()
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.doc.clips)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        c = self.doc.clips[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return (c.name, fmt_time(c.start), fmt_time(c.end), fmt_time(c.duration),
+                    c.preset)[index.column()]
+        if role == Qt.ItemDataRole.UserRole:
+            return c.id
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"from {c.source}"
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        return flags if index.column() == 3 else flags | Qt.ItemFlag.ItemIsEditable
+
+    def setData(self, index: Index, value: Any,  # noqa: N802
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+            return False
+        c = self.doc.clips[index.row()]
+        col = index.column()
+        if col == 0:
+            if str(value) != c.name:
+                self.renameRequested.emit(c.id, str(value).strip())
+            return True
+        if col == 4:
+            if str(value) != c.preset:
+                self.presetRequested.emit(c.id, str(value))
+            return True
+        try:
+            t = parse_time(str(value))
+        except ValueError as exc:
+            self.editRejected.emit(str(exc))
+            return False
+        start, end = (t, c.end) if col == 1 else (c.start, t)
+        if end <= start:
+            self.editRejected.emit("a clip must end after it starts")
+            return False
+        self.timesRequested.emit(c.id, start, end)
+        return True
+
+
+class PresetDelegate(QStyledItemDelegate):
+    """A drop-down of the export presets in the Preset column."""
+
+    def createEditor(self, parent: QWidget, option: Any, index: QModelIndex) -> QWidget:  # noqa: N802
+        box = QComboBox(parent)
+        box.addItems(preset_names())
+        return box
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:  # noqa: N802
+        assert isinstance(editor, QComboBox)
+        editor.setCurrentText(str(index.data(Qt.ItemDataRole.EditRole)))
+
+    def setModelData(self, editor: QWidget, model: Any, index: QModelIndex) -> None:  # noqa: N802
+        assert isinstance(editor, QComboBox)
+        model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
+
+
+class ClipsPanel(QWidget):
+    clipActivated = Signal(str)
+    moveRequested = Signal(str, int)  # clip id, +1 / -1
+    deleteRequested = Signal(list)
+    exportRequested = Signal(list)
+    addFromMarksRequested = Signal()
+
+    def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.model = ClipsModel(doc)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Clip bin")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setItemDelegateForColumn(4, PresetDelegate(self.table))
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col, width in ((1, 78), (2, 78), (3, 70), (4, 80)):
+            self.table.setColumnWidth(col, width)
+        self.table.clicked.connect(self._clicked)
+
+        def button(text: str, tip: str, slot: Any) -> QPushButton:
+            b = QPushButton(text, self)
+            b.setToolTip(tip)
+            b.setAccessibleName(tip)
+            b.clicked.connect(slot)
+            return b
+
+        self.add_button = button("Add I/O", "Add a clip from the In and Out marks (I, O)",
+                                 self.addFromMarksRequested.emit)
+        self.up_button = button("▲", "Move the clip up", lambda: self._move(-1))
+        self.down_button = button("▼", "Move the clip down", lambda: self._move(1))
+        self.delete_button = button("Delete", "Delete the selected clips", self._delete)
+        self.export_button = button("Export…", "Export the selected clips (all if none)",
+                                    self._export)
+        self.summary = QLabel("No clips yet: press I and O, or add events and find results.")
+        self.summary.setWordWrap(True)
+        row = QHBoxLayout()
+        for b in (self.add_button, self.up_button, self.down_button, self.delete_button):
+            row.addWidget(b)
+        row.addStretch(1)
+        row.addWidget(self.export_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.summary)
+        doc.clipsChanged.connect(self._update_summary)
+
+    def _update_summary(self) -> None:
+        clips = self.doc.clips
+        total = sum(c.duration for c in clips)
+        self.summary.setText(f"{len(clips)} clips, {fmt_time(total)} in all" if clips
+                             else "No clips yet.")
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        return [self.doc.clips[r].id for r in rows if r < len(self.doc.clips)]
+
+    def select_id(self, clip_id: str) -> None:
+        for row, c in enumerate(self.doc.clips):
+            if c.id == clip_id:
+                self.table.selectRow(row)
+                return
+
+    def _clicked(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self.clipActivated.emit(self.doc.clips[index.row()].id)
+
+    def _move(self, delta: int) -> None:
+        ids = self.selected_ids()
+        if len(ids) == 1:
+            self.moveRequested.emit(ids[0], delta)
+            self.select_id(ids[0])
+
+    def _delete(self) -> None:
+        ids = self.selected_ids()
+        if ids:
+            self.deleteRequested.emit(ids)
+
+    def _export(self) -> None:
+        self.exportRequested.emit(self.selected_ids() or [c.id for c in self.doc.clips])

@@ -1,0 +1,135 @@
+"""The events table: start, end, description; editable in place. Edits become undo commands
+(the table asks; the main window pushes the command), and they are what subtitles are made of."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from marlin_desk.core.timeline import Event
+from marlin_desk.gui.document import Document
+from marlin_desk.gui.timefmt import fmt_time, parse_time
+
+COLUMNS = ("Start", "End", "Description")
+Index = QModelIndex | QPersistentModelIndex
+
+
+class EventsModel(QAbstractTableModel):
+    editRequested = Signal(int, object)  # row, new Event
+    editRejected = Signal(str)
+
+    def __init__(self, doc: Document) -> None:
+        super().__init__()
+        self.doc = doc
+        doc.eventsChanged.connect(self._reset)
+
+    def _reset(self) -> None:
+        self.beginResetModel()
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.doc.events)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        e = self.doc.events[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return (fmt_time(e.start), fmt_time(e.end), e.description)[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 2:
+            return e.description
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        return super().flags(index) | Qt.ItemFlag.ItemIsEditable
+
+    def setData(self, index: Index, value: Any,  # noqa: N802
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or not index.isValid():
+            return False
+        e = self.doc.events[index.row()]
+        try:
+            if index.column() == 0:
+                new = Event(parse_time(str(value)), e.end, e.description)
+            elif index.column() == 1:
+                new = Event(e.start, parse_time(str(value)), e.description)
+            else:
+                new = Event(e.start, e.end, str(value).strip())
+        except ValueError as exc:
+            self.editRejected.emit(str(exc))
+            return False
+        if new.end <= new.start:
+            self.editRejected.emit("an event must end after it starts")
+            return False
+        if new != e:
+            self.editRequested.emit(index.row(), new)
+        return True
+
+
+class EventsPanel(QWidget):
+    eventSelected = Signal(int)
+
+    def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = EventsModel(doc)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Events")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.setColumnWidth(0, 80)
+        self.table.setColumnWidth(1, 80)
+        self.count = QLabel("No events yet: open a video and analyse it.")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.table)
+        layout.addWidget(self.count)
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        doc.eventsChanged.connect(self._on_events)
+        self._syncing = False
+
+    def _on_events(self) -> None:
+        n = self.model.rowCount()
+        self.count.setText(f"{n} events" if n else "No events yet.")
+
+    def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid() and not self._syncing:
+            self.eventSelected.emit(current.row())
+
+    def select(self, row: int) -> None:
+        """Select a row without echoing the selection back (timeline → table sync)."""
+        if not 0 <= row < self.model.rowCount():
+            return
+        self._syncing = True
+        try:
+            self.table.selectRow(row)
+            self.table.scrollTo(self.model.index(row, 0))
+        finally:
+            self._syncing = False
+
+    def selected_row(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].row() if rows else None

@@ -1,0 +1,91 @@
+"""The user's preferences, kept in an INI file through QSettings (same format on every OS).
+
+The file lives in the app's data folder (MARLIN_DESK_DATA in tests), so tests never touch the
+user's real settings. Each preference has a typed property with its default in one place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from marlin_desk.paths import data_dir
+
+DEFAULTS: dict[str, Any] = {
+    "backend": "transformers",
+    "device": "auto",
+    "model": "",  # empty: the real model when downloaded, else the bundled demo model
+    "window_seconds": 120.0,
+    "export_dir": "",
+    "default_preset": "original",
+    "theme": "dark",
+    "caption_tokens": 0,  # 0: the pipeline's own limit; tests and the self-test cap it
+    "autosave_seconds": 60,
+    "auto_analyse": True,
+    "volume": 80,
+}
+MAX_RECENT = 10
+
+
+class Settings:
+    """Typed access to the preferences; `path=None` uses the app's data folder."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else data_dir() / "settings.ini"
+        self._q = QSettings(str(self.path), QSettings.Format.IniFormat)
+
+    def get(self, key: str) -> Any:
+        default = DEFAULTS.get(key)
+        value = self._q.value(key, default)
+        if isinstance(default, bool):
+            return value in (True, "true", "1", 1)
+        if isinstance(default, int) and not isinstance(default, bool):
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                return default
+        if isinstance(default, float):
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                return default
+        return "" if value is None else str(value)
+
+    def set(self, key: str, value: Any) -> None:
+        self._q.setValue(key, value)
+        self._q.sync()
+
+    # -- convenience ------------------------------------------------------------------------
+    @property
+    def export_dir(self) -> Path:
+        value = self.get("export_dir")
+        return Path(value) if value else Path.home() / "Marlin Desk exports"
+
+    def recent_files(self) -> list[str]:
+        value = self._q.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or []) if v]
+
+    def add_recent(self, path: str) -> None:
+        files = [p for p in self.recent_files() if p != path]
+        self.set("recent_files", [path, *files][:MAX_RECENT])
+
+    def recent_queries(self) -> list[str]:
+        value = self._q.value("recent_queries", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or []) if v]
+
+    def add_query(self, query: str) -> None:
+        queries = [q for q in self.recent_queries() if q != query]
+        self.set("recent_queries", [query, *queries][:MAX_RECENT])
+
+    def geometry(self) -> Any:
+        return self._q.value("window/geometry")
+
+    def set_geometry(self, value: Any) -> None:
+        self.set("window/geometry", value)

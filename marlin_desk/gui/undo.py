@@ -1,0 +1,78 @@
+"""Undo commands: every edit of events and clips is one of these, pushed on the QUndoStack."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QUndoCommand
+
+from marlin_desk.core.project import Clip
+from marlin_desk.core.timeline import Event
+from marlin_desk.gui.document import Document
+
+
+class EditEvent(QUndoCommand):
+    def __init__(self, doc: Document, index: int, new: Event) -> None:
+        super().__init__("Edit event")
+        self.doc, self.index, self.new = doc, index, new
+        self.old = doc.events[index]
+
+    def redo(self) -> None:
+        self.doc.replace_event(self.index, self.new)
+
+    def undo(self) -> None:
+        self.doc.replace_event(self.index, self.old)
+
+
+class AddClips(QUndoCommand):
+    def __init__(self, doc: Document, clips: list[Clip]) -> None:
+        super().__init__("Add clip" if len(clips) == 1 else f"Add {len(clips)} clips")
+        self.doc, self.clips = doc, clips
+
+    def redo(self) -> None:
+        for c in self.clips:
+            self.doc.insert_clip(len(self.doc.clips), c)
+
+    def undo(self) -> None:
+        for c in reversed(self.clips):
+            self.doc.remove_clip(c.id)
+
+
+class RemoveClips(QUndoCommand):
+    def __init__(self, doc: Document, ids: list[str]) -> None:
+        super().__init__("Delete clip" if len(ids) == 1 else f"Delete {len(ids)} clips")
+        self.doc, self.ids = doc, ids
+        self.removed: list[tuple[int, Clip]] = []
+
+    def redo(self) -> None:
+        self.removed = [self.doc.remove_clip(i) for i in self.ids]
+
+    def undo(self) -> None:
+        for index, clip in reversed(self.removed):
+            self.doc.insert_clip(index, clip)
+
+
+class ChangeClip(QUndoCommand):
+    """Trim, retime, rename or re-preset one clip (the whole clip is swapped)."""
+
+    def __init__(self, doc: Document, new: Clip, text: str) -> None:
+        super().__init__(text)
+        self.doc, self.new = doc, new
+        self.old = doc.clip(new.id)
+
+    def redo(self) -> None:
+        self.doc.update_clip(self.new)
+
+    def undo(self) -> None:
+        self.doc.update_clip(self.old)
+
+
+class MoveClip(QUndoCommand):
+    def __init__(self, doc: Document, clip_id: str, to: int) -> None:
+        super().__init__("Reorder clips")
+        self.doc, self.clip_id, self.to = doc, clip_id, to
+        self.frm = doc.clip_index(clip_id)
+
+    def redo(self) -> None:
+        self.doc.move_clip(self.clip_id, self.to)
+
+    def undo(self) -> None:
+        self.doc.move_clip(self.clip_id, self.frm)

@@ -1,0 +1,167 @@
+"""Export presets: the output size, codecs and encoder settings of each destination.
+
+Every re-encoding preset gives square pixels (SAR 1:1), even width and height (4:2:0 chroma needs
+them), a constant frame rate (variable-rate phone footage is resampled with the `fps` filter),
+yuv420p and `+faststart` (the index first, so uploads and web players start at once). Rotation is
+honoured by FFmpeg's autorotate, which turns the frames upright before our filters see them, so
+the filters below work on displayed sizes.
+
+Sources: YouTube's "Recommended upload encoding settings" (H.264 High, progressive, closed GOP of
+half the frame rate, 4:2:0, AAC-LC 48 kHz stereo, moov at the front; 8 Mbps for 1080p up to 30 fps,
+12 Mbps above); Instagram Reels / YouTube Shorts / TikTok all take 1080x1920 H.264 + AAC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal
+
+from marlin_desk.core.errors import BadInput
+
+if TYPE_CHECKING:  # kept light: the CLI reads the choices below without loading PyAV
+    from marlin_desk.media.probe import VideoInfo
+
+Fill = Literal["crop", "blur", "pad"]
+FILLS: tuple[str, ...] = ("crop", "blur", "pad")
+
+# Export modes (see clip_export for why exact is the default) and subtitle choices.
+Mode = Literal["exact", "fast"]
+SubtitleMode = Literal["none", "srt", "vtt", "soft", "burn"]
+MODES: tuple[str, ...] = ("exact", "fast")
+SUBTITLE_MODES: tuple[str, ...] = ("none", "srt", "vtt", "soft", "burn")
+DEFAULT_MODE: Mode = "exact"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """What one destination needs. `width`/`height` None keeps the source size."""
+
+    name: str
+    label: str
+    width: int | None
+    height: int | None
+    fill: Fill  # the default way to reach a different aspect ratio
+    profile: str | None  # H.264 profile; None: the encoder's choice for the codec family
+    max_fps: float | None
+    gop_seconds: float  # keyframe interval
+    maxrate_kbps: int | None  # caps the bit rate (and lets us estimate the size)
+    audio_rate: int | None  # None keeps the source sample rate
+    audio_channels: int | None
+    audio_kbps: int = 192
+
+
+PRESETS: dict[str, Preset] = {
+    "original": Preset("original", "Original (same size and codec family)", None, None, "pad",
+                       None, None, 2.0, None, None, None),
+    "youtube": Preset("youtube", "YouTube 16:9 1080p", 1920, 1080, "pad", "high", 60.0, 0.5,
+                      12_000, 48_000, 2),
+    "reels": Preset("reels", "Reels / Shorts / TikTok 9:16 1080x1920", 1080, 1920, "crop", "high",
+                    60.0, 2.0, 10_000, 48_000, 2),
+    "square": Preset("square", "Square 1:1 1080x1080", 1080, 1080, "crop", "high", 60.0, 2.0,
+                     8_000, 48_000, 2),
+}
+
+# Frame rates a constant-rate output snaps to when the source's average is within 1% of one.
+_STANDARD_RATES = [Fraction(24000, 1001), Fraction(24), Fraction(25), Fraction(30000, 1001),
+                   Fraction(30), Fraction(48), Fraction(50), Fraction(60000, 1001), Fraction(60)]
+
+# x264 speed. `ultrafast` silently drops to Constrained Baseline whatever profile is asked for, so
+# it is refused; `veryfast` keeps High profile and is about 3x faster than `medium`.
+X264_SPEEDS = ("superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow")
+DEFAULT_SPEED = "veryfast"
+
+
+def get_preset(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise BadInput(f"unknown preset {name!r}; use one of {', '.join(PRESETS)}") from None
+
+
+def output_fps(info: VideoInfo, preset: Preset) -> Fraction:
+    """The constant frame rate of a re-encoded clip: the source's, snapped to a standard rate."""
+    fps = info.fps if info.fps and info.fps > 0 else 30.0
+    if preset.max_fps and fps > preset.max_fps * 1.01:
+        fps = preset.max_fps
+    nearest = min(_STANDARD_RATES, key=lambda r: abs(fps - float(r)))
+    if abs(fps - float(nearest)) <= 0.01 * float(nearest):
+        return nearest
+    return Fraction(fps).limit_denominator(1001)
+
+
+def video_codec(info: VideoInfo, preset: Preset, has_x265: bool) -> str:
+    """H.264 everywhere, except that `original` keeps HEVC sources in HEVC when x265 exists."""
+    if preset.name == "original" and info.video_codec in ("hevc", "h265") and has_x265:
+        return "libx265"
+    return "libx264"
+
+
+def apply_video_filters(stream: Any, preset: Preset, fill: Fill, fps: Fraction) -> Any:
+    """The filter chain (ffmpeg-python nodes) from the decoded, upright frames to the output."""
+    stream = stream.filter("fps", fps=str(fps))
+    # Square pixels and even sizes first: all later arithmetic can assume SAR 1:1.
+    stream = stream.filter("scale", w="trunc(iw*sar/2)*2", h="trunc(ih/2)*2")
+    stream = stream.filter("setsar", "1")
+    if preset.width and preset.height:
+        stream = _fit(stream, preset.width, preset.height, fill)
+    return stream.filter("setsar", "1")
+
+
+def _fit(stream: Any, w: int, h: int, fill: Fill) -> Any:
+    if fill == "crop":
+        # Crop the centre to the target aspect first (cheaper than scaling the whole frame).
+        stream = stream.filter("crop", w=f"trunc(min(iw,ih*{w}/{h})/2)*2",
+                               h=f"trunc(min(ih,iw*{h}/{w})/2)*2")
+        return stream.filter("scale", w, h)
+    fg_src = stream
+    if fill == "blur":
+        parts = stream.split()
+        fg_src = parts[1]
+        # Blur at quarter size: the same look for a fraction of the cost.
+        bg = (parts[0].filter("scale", w // 4, h // 4, force_original_aspect_ratio="increase")
+              .filter("crop", w // 4, h // 4)
+              .filter("boxblur", luma_radius=12, luma_power=2)
+              .filter("scale", w, h))
+    fg = fg_src.filter("scale", w, h, force_original_aspect_ratio="decrease",
+                       force_divisible_by=2)
+    if fill == "pad":
+        return fg.filter("pad", w, h, "(ow-iw)/2", "(oh-ih)/2", color="black")
+    import ffmpeg  # local: only this branch needs the module-level overlay function
+
+    return ffmpeg.overlay(bg, fg, x="trunc((W-w)/4)*2", y="trunc((H-h)/4)*2")
+
+
+def video_args(preset: Preset, codec: str, fps: Fraction, speed: str) -> dict[str, Any]:
+    """Encoder options for the video stream."""
+    if speed not in X264_SPEEDS:
+        raise BadInput(f"unknown encoder speed {speed!r}; use one of {', '.join(X264_SPEEDS)}")
+    gop = max(1, round(float(fps) * preset.gop_seconds))
+    args: dict[str, Any] = {"c:v": codec, "preset": speed, "crf": 18 if codec == "libx264" else 22,
+                            "pix_fmt": "yuv420p", "g": gop, "flags": "+cgop"}
+    if codec == "libx264":
+        args["profile:v"] = preset.profile or "high"
+        args["bf"] = 2
+    else:
+        args["tag:v"] = "hvc1"  # Apple players need this tag for HEVC in MP4
+        args["x265-params"] = "log-level=error"
+    if preset.maxrate_kbps:
+        args["maxrate"] = f"{preset.maxrate_kbps}k"
+        args["bufsize"] = f"{preset.maxrate_kbps * 2}k"
+    return args
+
+
+def audio_args(preset: Preset) -> dict[str, Any]:
+    """AAC-LC for every re-encode: accepted by every platform and cut exactly."""
+    args: dict[str, Any] = {"c:a": "aac", "profile:a": "aac_low", "b:a": f"{preset.audio_kbps}k"}
+    if preset.audio_rate:
+        args["ar"] = preset.audio_rate
+    if preset.audio_channels:
+        args["ac"] = preset.audio_channels
+    return args
+
+
+def estimated_kbps(preset: Preset, info: VideoInfo, source_kbps: float) -> float:
+    """A generous bit-rate guess for the free-space check (capped presets use their cap)."""
+    video = preset.maxrate_kbps or max(source_kbps * 1.5, 4000.0)
+    return video + (preset.audio_kbps if info.has_audio else 0)

@@ -1,0 +1,62 @@
+"""GUI fixtures: a tiny random model built once per session, a short test video, and windows
+with their own settings, cache and autosave folder (never the user's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.videos import make_video
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from marlin_desk.engine.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def sample_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("videos")
+    return make_video(folder / "sample.mp4",
+                      segments=[(2.0, (200, 30, 30)), (2.0, (30, 170, 60)), (2.0, (30, 60, 200))],
+                      size=(320, 192), fps=25, audio=True)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Any:
+    from marlin_desk.gui.settings import Settings
+
+    s = Settings(tmp_path / "settings.ini")
+    s.set("caption_tokens", 6)
+    s.set("auto_analyse", False)
+    s.set("autosave_seconds", 3600)
+    s.set("export_dir", str(tmp_path / "exports"))
+    return s
+
+
+@pytest.fixture
+def make_window(qtbot: Any, settings: Any, tmp_path: Path) -> Callable[..., Any]:
+    from marlin_desk.gui.main_window import MainWindow
+    from marlin_desk.store import AnalysisCache
+
+    def make(model: str | None = None, cache: bool = True, **kw: Any) -> Any:
+        kw.setdefault("autosave_dir", tmp_path / "autosave")
+        window = MainWindow(settings,
+                            cache=AnalysisCache(tmp_path / "cache.sqlite") if cache else None,
+                            autoload_model=False, model=model, confirm=lambda _q: True, **kw)
+        qtbot.addWidget(window)
+        window.resize(1200, 800)
+        window.show()
+        return window
+
+    return make
+
+
+def open_and_wait(qtbot: Any, window: Any, path: Path | str) -> None:
+    with qtbot.waitSignal(window.videoOpened, timeout=30_000):
+        window.open_video(str(path))
