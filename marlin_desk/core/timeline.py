@@ -83,6 +83,7 @@ class WindowResult:
     video_tokens: int = 0
     prompt_tokens: int = 0
     seconds: float = 0.0
+    new_tokens: int = 0  # tokens the model generated for this window's caption
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

@@ -69,7 +69,8 @@ def video_prefix(processor: Any, frames: SampledFrames) -> VideoPrefix:
                              width=int(video.shape[3]), height=int(video.shape[2]),
                              duration=frames.window_end - frames.window_start)
     inputs = processor(text=[prefix_text], videos=[video], video_metadata=[metadata],
-                       do_sample_frames=False, do_resize=False, return_tensors="pt")
+                       do_sample_frames=False, do_resize=False, cap_pixels_per_frame=True,
+                       return_tensors="pt")
     grid = [int(x) for x in inputs["video_grid_thw"][0]]
     merge = processor.video_processor.merge_size ** 2
     video_tokens = grid[0] * grid[1] * grid[2] // merge

@@ -104,6 +104,11 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "auto",
     import torch
     from transformers import AutoProcessor, Qwen3_5ForConditionalGeneration
 
+    import transformers
+
+    if not logging.getLogger("marlin_desk").isEnabledFor(logging.DEBUG):
+        transformers.logging.set_verbosity_error()  # its advice is not for our users
+        transformers.logging.disable_progress_bar()  # we report our own progress
     folder = locate(model, revision)
     dev, dtype, why = resolve_device(device)
     log.info("loading %s on %s (%s): %s", folder, dev, dtype, why)

@@ -91,6 +91,7 @@ def caption_window(session: VideoSession, window: Window,
         frames=len(state.frames.times), frame_times=list(state.frames.times),
         grid=state.prefix.grid, video_tokens=state.prefix.video_tokens,
         prompt_tokens=answer.prompt_tokens, seconds=state.seconds + answer.seconds,
+        new_tokens=answer.new_tokens,
     )
 
 
@@ -111,7 +112,7 @@ def analyze(session: VideoSession, window: float = 120.0, overlap: float = 0.0, 
             raise Cancelled("analysis cancelled")
         result = caption_window(session, w, should_stop, max_new_tokens)
         results[w.index] = result
-        tokens += len(result.raw)  # rough until the answer's token count is threaded through
+        tokens += result.new_tokens
         if on_window:
             on_window(result)
         if on_progress:

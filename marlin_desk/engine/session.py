@@ -13,7 +13,6 @@ import copy
 import logging
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +22,7 @@ from marlin_desk.core.errors import Cancelled
 from marlin_desk.core.windows import Window
 from marlin_desk.engine.inputs import VideoPrefix, suffix_ids, video_prefix
 from marlin_desk.engine.loader import LoadedModel
+from marlin_desk.engine.prefills import PrefillStore
 from marlin_desk.media.probe import VideoInfo, probe
 from marlin_desk.media.sampling import SampledFrames, sample_window
 
@@ -65,21 +65,20 @@ class VideoSession:
     """Holds one video open for one model; keeps the most recently used window prefills."""
 
     def __init__(self, engine: LoadedModel, video: str, *, info: VideoInfo | None = None,
-                 budget: VideoBudget = TRAINING_BUDGET, max_cached_windows: int = 4) -> None:
+                 budget: VideoBudget = TRAINING_BUDGET,
+                 prefills: PrefillStore | None = None) -> None:
         self.engine = engine
         self.video = video
         self.info = info or probe(video)
         self.budget = budget
-        self.max_cached_windows = max_cached_windows
-        self._prefills: OrderedDict[int, WindowPrefill] = OrderedDict()
+        self.prefills = prefills if prefills is not None else PrefillStore(engine.device)
 
     # -- prefill -------------------------------------------------------------------------
     def prefill(self, window: Window, should_stop: ShouldStop | None = None) -> WindowPrefill:
-        """The window's prefill, computed once and kept (least recently used evicted)."""
-        cached = self._prefills.get(window.index)
+        """The window's prefill, computed once and kept within the memory budget."""
+        cached = self.prefills.get(window.index)
         if cached is not None and (cached.window.start, cached.window.end) == \
                 (window.start, window.end):
-            self._prefills.move_to_end(window.index)
             return cached
         import torch
 
@@ -94,14 +93,12 @@ class VideoSession:
         state = WindowPrefill(window=window, frames=frames, prefix=prefix,
                               cache=_cache_of(out), rope_deltas=model.model.rope_deltas,
                               seconds=time.perf_counter() - started)
-        self._prefills[window.index] = state
-        while len(self._prefills) > self.max_cached_windows:
-            self._prefills.popitem(last=False)
+        self.prefills.put(window.index, state)
         return state
 
     def forget(self) -> None:
         """Drop every kept prefill (frees memory; they are recomputed when needed)."""
-        self._prefills.clear()
+        self.prefills.clear()
 
     # -- answering -----------------------------------------------------------------------
     def ask(self, window: Window, prompt: str, max_new_tokens: int,

@@ -52,6 +52,7 @@ class TimelineWidget(QWidget):
         self._drag: tuple[str, object] | None = None  # ("seek", None) | ("trim", (id, edge))
         self._trim_preview: tuple[str, float, float] | None = None
         self._fitted = True
+        self._lane_cache: dict[str, tuple[object, object]] = {}
         self.setMouseTracking(True)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setAccessibleName("Timeline")
@@ -389,34 +390,15 @@ class TimelineWidget(QWidget):
         base = {"events": c.event, "results": c.result, "clips": c.clip}[name]
         selected = {"events": self.selected_event, "results": self.selected_result,
                     "clips": self.selected_clip}[name]
-        items = lane.visible(t0, t1)
         preview = self._trim_preview if name == "clips" else None
-        # Merge items that land on the same pixels (per row and shade): thousands of events at
-        # full zoom-out become a few hundred rectangles.
-        groups: dict[int, list[QRectF]] = {}
-        last: dict[tuple[int, int], QRectF] = {}
-        labels: list[tuple[QRectF, str]] = []
-        highlight: list[QRectF] = []
-        for item in items:
-            start, end = item.start, item.end
-            if preview and item.ref == preview[0]:
-                start, end = preview[1], preview[2]
-            x0 = self.x_of(start)
-            x1 = max(x0 + 1.0, self.x_of(end))
-            y = top + item.row * row_h + 1
-            shade = int(round(item.weight * 4))
-            rect = QRectF(x0, y, x1 - x0, row_h - 2)
-            if item.ref == selected:
-                highlight.append(rect)
-            key = (item.row, shade)
-            prev = last.get(key)
-            if prev is not None and x0 <= prev.right() + 1.0 and x1 - x0 < 4:
-                prev.setRight(max(prev.right(), x1))
-                continue
-            groups.setdefault(shade, []).append(rect)
-            last[key] = rect
-            if x1 - x0 > 36:
-                labels.append((rect, item.label))
+        key = (name, lane, self.t0, self.pps, self.width(), selected, preview)
+        cached = self._lane_cache.get(name)
+        if cached is not None and cached[0] == key:
+            groups, labels, highlight = cached[1]
+        else:
+            groups, labels, highlight = self._layout_lane(lane, top, row_h, t0, t1, selected,
+                                                          preview)
+            self._lane_cache[name] = (key, (groups, labels, highlight))
         p.setPen(Qt.PenStyle.NoPen)
         for shade, rects in groups.items():
             colour = QColor(base)
@@ -434,6 +416,40 @@ class TimelineWidget(QWidget):
                 inner = rect.adjusted(4, 0, -3, 0)
                 p.drawText(inner, Qt.AlignmentFlag.AlignVCenter,
                            fm.elidedText(text, Qt.TextElideMode.ElideRight, int(inner.width())))
+
+    def _layout_lane(self, lane: Lane, top: float, row_h: float, t0: float, t1: float,
+                     selected: object, preview: tuple[str, float, float] | None
+                     ) -> tuple[dict[int, list[QRectF]], list[tuple[QRectF, str]], list[QRectF]]:
+        """Rectangles by shade, labels and highlights for the items in view (cached per view:
+        repaints for the moving playhead reuse them)."""
+        items = lane.visible(t0, t1)
+        # Merge items that land on the same pixels (per row and shade): thousands of events at
+        # full zoom-out become a few hundred rectangles.
+        groups: dict[int, list[QRectF]] = {}
+        last: dict[tuple[int, int], QRectF] = {}
+        labels: list[tuple[QRectF, str]] = []
+        highlight: list[QRectF] = []
+        for item in items:
+            start, end = item.start, item.end
+            if preview and item.ref == preview[0]:
+                start, end = preview[1], preview[2]
+            x0 = self.x_of(start)
+            x1 = max(x0 + 1.0, self.x_of(end))
+            shade = int(round(item.weight * 4))
+            key = (item.row, shade)
+            prev = last.get(key)
+            if item.ref == selected:
+                highlight.append(QRectF(x0, top + item.row * row_h + 1, x1 - x0, row_h - 2))
+            elif prev is not None and x0 <= prev.right() + 1.0 and x1 - x0 < 4:
+                if x1 > prev.right():
+                    prev.setRight(x1)
+                continue
+            rect = QRectF(x0, top + item.row * row_h + 1, x1 - x0, row_h - 2)
+            groups.setdefault(shade, []).append(rect)
+            last[key] = rect
+            if x1 - x0 > 36:
+                labels.append((rect, item.label))
+        return groups, labels, highlight
 
     def _paint_marks(self, p: QPainter, h: int) -> None:
         mark_in, mark_out = self.marks

@@ -1,0 +1,192 @@
+"""GUI latency benchmark: start-up to window shown, timeline paint time with 5,000 events, and
+the longest stall of the GUI thread while the tiny model analyses a video on the worker.
+
+    .venv/bin/python bench/gui_latency.py [--video FILE] [--window 10] [--tokens 48]
+
+Targets: start-up < 2 s, paint < 16 ms, stall < 50 ms. A stall is a 5 ms timer's lateness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def startup_child() -> None:
+    """Run in a fresh process: import, build and show the window, paint it once."""
+    from PySide6.QtWidgets import QApplication
+
+    from marlin_desk.gui.main_window import MainWindow
+    from marlin_desk.gui.settings import Settings
+    from marlin_desk.gui.theme import apply_theme
+
+    app = QApplication([])
+    apply_theme(app, "dark")
+    window = MainWindow(Settings(Path(tempfile.mkdtemp()) / "s.ini"), cache=None,
+                        autoload_model=True, model="/nonexistent")  # load runs after show
+    window.show()
+    torch_before = "torch" in sys.modules  # the model load is queued for after this
+    window.repaint()
+    shown = time.time()
+    print("SHOWN", shown, torch_before, flush=True)
+    window.shutdown()
+
+
+def measure_startup(runs: int = 3) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.time()
+        out = subprocess.run([sys.executable, __file__, "--startup-child"], capture_output=True,
+                             text=True, timeout=120)
+        line = next(ln for ln in out.stdout.splitlines() if ln.startswith("SHOWN"))
+        times.append(float(line.split()[1]) - start)
+        assert line.split()[2] == "False", "torch was imported before the window was shown"
+    return times
+
+
+def measure_paint(repeats: int = 40) -> dict[str, float]:
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QApplication
+
+    from marlin_desk.core.timeline import Event
+    from marlin_desk.gui.timeline import TimelineWidget
+
+    QApplication.instance() or QApplication([])
+    tl = TimelineWidget()
+    tl.resize(1600, 300)
+    tl.set_duration(3600.0)
+    tl.data.set_events([Event(i * 0.72, i * 0.72 + 1.5 + (i % 7), f"event number {i}")
+                        for i in range(5000)])
+    tl.relayout()
+    tl.show()
+    out = {}
+    for label, zoom in (("fit", 1.0), ("zoom_x30", 30.0)):
+        tl.fit()
+        tl.zoom(zoom, 0)
+        image = QImage(tl.size(), QImage.Format.Format_ARGB32_Premultiplied)
+        for kind in ("new_view", "same_view"):  # a zoom/scroll vs. a playhead move
+            samples = []
+            for _ in range(repeats):
+                if kind == "new_view":
+                    tl._lane_cache.clear()
+                t = time.perf_counter()
+                tl.render(image)  # runs paintEvent synchronously (offscreen repaint() may not)
+                samples.append((time.perf_counter() - t) * 1000)
+            out[f"{label}_{kind}_median_ms"] = round(statistics.median(samples), 2)
+            out[f"{label}_{kind}_max_ms"] = round(max(samples), 2)
+    return out
+
+
+def measure_stall(video: str | None, window_s: float, tokens: int) -> dict[str, float]:
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QObject, QTimer, Slot
+    from PySide6.QtWidgets import QApplication
+
+    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.gui.main_window import MainWindow
+    from marlin_desk.gui.settings import Settings
+
+    _app = QApplication.instance() or QApplication([])  # kept alive for the measurement
+    tmp = Path(tempfile.mkdtemp(prefix="gui-bench-"))
+    model = build_tiny_model(tmp / "tiny")
+    if video is None:
+        from tests.videos import make_video
+
+        video = str(make_video(tmp / "bench.mp4", duration=30.0, size=(640, 360), fps=25,
+                               texture=True, audio=True))
+    settings = Settings(tmp / "s.ini")
+    settings.set("caption_tokens", tokens)
+    settings.set("window_seconds", window_s)
+    settings.set("auto_analyse", False)
+    w = MainWindow(settings, cache=None, autoload_model=False, model=str(model),
+                   confirm=lambda _q: False, autosave_dir=tmp / "autosave")
+    w.show()
+
+    def wait(pred, timeout: float) -> None:  # noqa: ANN001
+        deadline = time.monotonic() + timeout
+        while not pred() and time.monotonic() < deadline:
+            loop = QEventLoop()
+            QTimer.singleShot(5, loop.quit)
+            loop.exec()
+
+    class Probe(QObject):
+        """A 5 ms timer; its lateness is how long the GUI thread could not react."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.clock = QElapsedTimer()
+            self.lates: list[float] = []
+            self.timer = QTimer(self)
+            self.timer.setInterval(5)
+            self.timer.timeout.connect(self.tick)
+
+        def start(self) -> None:
+            self.clock.start()
+            self.timer.start()
+
+        @Slot()
+        def tick(self) -> None:
+            elapsed = self.clock.nsecsElapsed() / 1e6
+            self.lates.append(max(0.0, elapsed - 5.0))
+            self.clock.restart()
+
+    w.load_model()
+    wait(lambda: w.engine.model_info is not None or bool(w.errors), 300)
+    w.open_video(video)
+    wait(lambda: w.doc.info is not None, 60)
+    wait(lambda: w.timeline.data.wave is not None, 60)  # media workers done: a quiet baseline
+    idle = Probe()
+    idle.start()
+    wait(lambda: False, 3.0)
+    idle.timer.stop()
+    probe = Probe()
+    probe.start()
+    started = time.perf_counter()
+    w.analyse()
+    wait(lambda: w.analysis_job is None, 1800)
+    seconds = time.perf_counter() - started
+    probe.timer.stop()
+    w.close()
+    lates = sorted(probe.lates)
+    return {"analysis_s": round(seconds, 1), "windows": w.windows_done,
+            "ticks": len(lates), "stall_max_ms": round(lates[-1], 1),
+            "stall_p99_ms": round(lates[int(len(lates) * 0.99)], 1),
+            "errors": len(w.errors),
+            "idle_baseline_max_ms": round(max(idle.lates), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--video")
+    parser.add_argument("--window", type=float, default=10.0)
+    parser.add_argument("--tokens", type=int, default=48)
+    parser.add_argument("--paint-only", action="store_true", help="skip the model stall part")
+    args = parser.parse_args()
+    if args.startup_child:
+        startup_child()
+        return
+    startup = measure_startup()
+    paint = measure_paint()
+    if args.paint_only:
+        print(json.dumps(paint, indent=2))
+        return
+    stall = measure_stall(args.video, args.window, args.tokens)
+    result = {"startup_s": [round(t, 2) for t in startup], "paint_5000_events": paint,
+              "analysis_stall": stall,
+              "targets": {"startup_s": 2.0, "paint_ms": 16.0, "stall_ms": 50.0}}
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
