@@ -102,9 +102,8 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "auto",
                revision: str | None = None) -> LoadedModel:
     """Load weights (safetensors only) and the processor; no remote code anywhere."""
     import torch
-    from transformers import AutoProcessor, Qwen3_5ForConditionalGeneration
-
     import transformers
+    from transformers import AutoProcessor, Qwen3_5ForConditionalGeneration
 
     if not logging.getLogger("marlin_desk").isEnabledFor(logging.DEBUG):
         transformers.logging.set_verbosity_error()  # its advice is not for our users
