@@ -7,6 +7,7 @@ worker both call it, so the two behave the same.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import BadInput
+from marlin_desk.core.prompts import CAPTION_MAX_NEW_TOKENS
 from marlin_desk.core.timeline import Analysis, WindowResult
 from marlin_desk.core.windows import plan_windows
 from marlin_desk.media.probe import VideoInfo, probe
@@ -23,6 +25,7 @@ from marlin_desk.store.fingerprint import CacheKey, fingerprint
 
 log = logging.getLogger(__name__)
 
+LONG_RUN_SECONDS = 120.0  # CPU runs estimated longer than this are announced
 PROMPT_VERSION = 1  # bump when the prompts or their parsing change what is cached
 
 
@@ -36,10 +39,14 @@ class JobSettings:
     overlap: float = 0.0
     revision: str | None = None
     budget: VideoBudget = TRAINING_BUDGET
+    caption_tokens: int = CAPTION_MAX_NEW_TOKENS  # a smaller cap gives shorter, other answers
+    # auto|gptq|bnb4|bf16|fp32|sdnq. Not in cache_settings: what it changes in the answers is
+    # the numeric precision, which is the cache key's own `precision` field.
+    backend: str = "auto"
 
     def cache_settings(self) -> dict[str, Any]:
         return {"window": self.window, "overlap": self.overlap, "budget": self.budget.to_dict(),
-                "prompts": PROMPT_VERSION}
+                "prompts": PROMPT_VERSION, "caption_tokens": self.caption_tokens}
 
 
 @dataclass
@@ -63,15 +70,26 @@ class Workbench:
     def ensure_session(self) -> Any:
         """Load the model (once) and open the video session."""
         if self.session is None:
-            from marlin_desk.engine.loader import load_model
+            from marlin_desk.engine.backends import load_best
             from marlin_desk.engine.session import VideoSession
 
             if self.engine is None:
-                self.engine = load_model(self.settings.model, self.settings.device,
-                                         self.settings.revision)
+                self.engine = load_best(self.settings.model, self.settings.backend,
+                                        self.settings.device, revision=self.settings.revision)
+                self.notes.extend(self.engine.fallbacks)
+            self._rekey()
             self.session = VideoSession(self.engine, self.video, info=self.info,
                                         budget=self.settings.budget)
         return self.session
+
+    def _rekey(self) -> None:
+        """The key was computed from the planned backend; a fallback changes the precision,
+        and the answers must be stored under what really ran."""
+        precision = engine_precision(self.engine)
+        if precision != self.key.precision:
+            log.info("cache key precision %s -> %s (backend fallback)", self.key.precision,
+                     precision)
+            self.key = dataclasses.replace(self.key, precision=precision)
 
 
 def model_identity(model: str, revision: str | None) -> tuple[str, str]:
@@ -86,9 +104,10 @@ def model_identity(model: str, revision: str | None) -> tuple[str, str]:
 
 
 def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
-               engine: Any = None) -> Workbench:
-    """Probe (clear errors before any model work) and compute the cache key."""
-    from marlin_desk.engine.loader import resolve_device
+               cache: AnalysisCache | None = None, engine: Any = None) -> Workbench:
+    """Probe (clear errors before any model work) and compute the cache key. `engine`: a model
+    already loaded (the app keeps one across videos); `cache`: an open cache to use."""
+    from marlin_desk.engine.backends import planned_precision
 
     info = probe(video)
     try:
@@ -96,10 +115,14 @@ def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
                      max_window=settings.budget.max_window_seconds)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
-    precision = engine.dtype if engine is not None else resolve_device(settings.device)[1]
+    precision = engine_precision(engine) if engine is not None else \
+        planned_precision(settings.model, settings.backend, settings.device)
     model_id, revision = model_identity(settings.model, settings.revision)
     key = CacheKey.for_file(video, model_id, revision, precision, settings.cache_settings())
-    cache = AnalysisCache() if use_cache else None
+    if use_cache and cache is None:
+        cache = AnalysisCache()
+    elif not use_cache:
+        cache = None
     bench = Workbench(video=video, settings=settings, info=info, key=key, cache=cache,
                       engine=engine)
     if cache is not None and cache.recovered_from is not None:
@@ -126,18 +149,63 @@ def analyze(bench: Workbench, *, on_window: Callable[[WindowResult], None] | Non
 
     def keep(result: WindowResult) -> None:
         if cache is not None:
-            cache.put_window(bench.key, bench.total_windows, bench.video, result)
+            _quietly(cache.put_window, bench.key, bench.total_windows, bench.video, result)
         if on_window:
             on_window(result)
 
+    key = bench.key
     session = bench.ensure_session()
+    if bench.key != key and cache is not None:  # a backend fallback changed the precision
+        cached = cache.get_analysis(bench.key)
+        if cached is not None:
+            return cached, True
+        done = cache.windows_done(bench.key)
+    _announce_estimate(bench, len(done), on_progress)
     analysis = pipeline.analyze(session, bench.settings.window, bench.settings.overlap,
                                 done=done, on_window=keep, on_progress=on_progress,
-                                should_stop=should_stop)
+                                should_stop=should_stop,
+                                max_new_tokens=bench.settings.caption_tokens)
     analysis.video = bench.video
     if cache is not None:
-        cache.complete(bench.key, analysis)
+        _quietly(cache.complete, bench.key, analysis)
     return analysis, False
+
+
+def engine_precision(engine: Any) -> str:
+    """The numeric precision of a loaded engine (older engines carry only a dtype)."""
+    return getattr(engine, "precision", "") or engine.dtype
+
+
+def _announce_estimate(bench: Workbench, done: int, on_progress: Callable[[Any], None] | None,
+                       ) -> None:
+    """On CPU a long video takes long: say how long before the first window, not after (the
+    measured ETA in Progress takes over once a window is done)."""
+    if on_progress is None or bench.engine is None or bench.engine.device != "cpu":
+        return
+    from marlin_desk.engine.backends import estimate_for, prompt_tokens_for
+    from marlin_desk.engine.pipeline import Progress
+
+    left = bench.total_windows - done
+    if left <= 0:
+        return
+    try:
+        estimate = estimate_for(bench.engine, left, prompt_tokens_for(bench.settings.window),
+                                new_tokens=min(512, bench.settings.caption_tokens))
+    except Exception as exc:  # noqa: BLE001 - an estimate never stops the work
+        log.info("no time estimate: %s", exc)
+        return
+    if estimate.seconds < LONG_RUN_SECONDS:  # only a long run needs warning
+        return
+    on_progress(Progress(0, bench.total_windows, 0, 0.0,  # done 0: no ETA from elapsed yet
+                         f"running on CPU: {estimate.message()}"))
+
+
+def _quietly(write: Callable[..., Any], *args: Any) -> None:
+    """A cache that cannot be written (full disk, read-only folder) never stops the work."""
+    try:
+        write(*args)
+    except Exception as exc:  # noqa: BLE001 - logged; the answer still reaches the user
+        log.warning("analysis cache not updated: %s", exc)
 
 
 def find(bench: Workbench, queries: list[str], *, top: int | None = None,
@@ -160,8 +228,8 @@ def find(bench: Workbench, queries: list[str], *, top: int | None = None,
                                     on_progress=on_progress, should_stop=should_stop):
             answers[result.query] = result
             if cache is not None:
-                cache.put_find(bench.key, result.query, result.spans,
-                               {"windows": result.windows})
+                _quietly(cache.put_find, bench.key, result.query, result.spans,
+                         {"windows": result.windows})
     results = []
     for q in queries:
         r = answers[q]

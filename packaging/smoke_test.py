@@ -40,6 +40,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BAD_WORDS = ("No module named", "Traceback")
+# Qt says these when QtMultimedia's FFmpeg backend plugin cannot load (a library left out of
+# the bundle): the app still starts, but the player shows nothing.
+QT_MEDIA_FAILURES = ("No QtMultimedia backends found", "Failed to initialize QMediaPlayer")
 
 
 class Smoke:
@@ -167,7 +170,9 @@ class Smoke:
         png = self.out / "selftest.png"
         if png.exists():
             png.unlink()
-        rc, out, _ = self.run("selftest", "selftest", "--screenshot", str(png), "--json")
+        rc, out, err = self.run("selftest", "selftest", "--screenshot", str(png), "--json")
+        for text in QT_MEDIA_FAILURES:
+            self.check(text not in err, f"selftest: QtMultimedia backend loads (no {text!r})")
         doc = self.json_of("selftest", out) if out.strip().startswith("{") else {}
         self.check(doc.get("ok") is True, f"selftest: ok (reason: {doc.get('reason')!r})")
         for key in ("model", "video", "windows", "timings", "screenshot"):

@@ -19,6 +19,10 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                         help=f"hub id or local folder (default {DEFAULT_MODEL})")
     parser.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    parser.add_argument(
+        "--backend", default="auto", choices=["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq"],
+        help="how the model runs: auto picks GPTQ 4-bit on CUDA, then bitsandbytes NF4, then "
+             "16-bit, then FP32 on CPU; the JSON's engine says which ran and why")
     parser.add_argument("--window", type=float, default=120.0,
                         help="window length in seconds (at most 120: the model's 240 frames)")
     parser.add_argument("--overlap", type=float, default=0.0, help="window overlap in seconds")
@@ -49,7 +53,14 @@ def _settings(args: argparse.Namespace) -> Any:
     from marlin_desk.workflows import JobSettings
 
     return JobSettings(model=args.model, device=args.device, window=args.window,
-                       overlap=args.overlap, revision=args.revision)
+                       overlap=args.overlap, revision=args.revision,
+                       backend=getattr(args, "backend", "auto"))
+
+
+def _notes(bench: Any) -> list[str]:
+    """Fallbacks and out-of-memory budget changes, for the JSON and the terminal."""
+    session_notes = list(getattr(bench.session, "notes", []) or [])
+    return list(dict.fromkeys([*bench.notes, *session_notes]))
 
 
 def _report(p: Any) -> None:
@@ -67,7 +78,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     analysis, cached = analyze(bench, on_progress=_report)
     doc = analysis.to_json()
     doc.update(engine=bench.engine.describe() if bench.engine else None, cached=cached,
-               seconds=round(time.perf_counter() - started, 3))
+               seconds=round(time.perf_counter() - started, 3), notes=_notes(bench))
     if args.json:
         emit_json(doc)
     else:
@@ -86,7 +97,7 @@ def run_find(args: argparse.Namespace) -> int:
     results = find(bench, args.queries, top=args.top, on_progress=_report)
     doc = {"video": args.video, "duration": round(bench.info.duration, 3), "model": args.model,
            "engine": bench.engine.describe() if bench.engine else None,
-           "queries": [r.to_json() for r in results]}
+           "queries": [r.to_json() for r in results], "notes": _notes(bench)}
     if args.json:
         emit_json(doc)
     else:

@@ -36,10 +36,17 @@ class LoadedModel:
     why: str = ""
     eos_ids: list[int] = field(default_factory=list)
     pad_id: int | None = None
+    # Added with the backend chain (engine/backends.py): each skipped or failed backend with its
+    # reason, the numeric precision used in cache keys, and notes such as missing fast kernels.
+    fallbacks: list[str] = field(default_factory=list)
+    precision: str = ""
+    notes: list[str] = field(default_factory=list)
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_id, "revision": self.revision, "backend": self.backend,
-                "device": self.device, "dtype": self.dtype, "why": self.why}
+                "device": self.device, "dtype": self.dtype, "why": self.why,
+                "precision": self.precision or self.dtype, "fallbacks": list(self.fallbacks),
+                "notes": list(self.notes)}
 
 
 def resolve_device(device: str = "auto") -> tuple[str, str, str]:
@@ -121,6 +128,23 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "auto",
     return LoadedModel(model=net, processor=processor, model_id=model, device=dev, dtype=dtype,
                        revision=revision, why=why, eos_ids=stop_ids(net),
                        pad_id=net.config.pad_token_id)
+
+
+def load_native(folder: Path, device: str, dtype: str, **kwargs: Any) -> tuple[Any, Any]:
+    """(model, processor) from a folder with the native class; `kwargs` go to
+    `from_pretrained` (e.g. a quantization config). Raises what transformers raises."""
+    import torch
+    from transformers import AutoProcessor, Qwen3_5ForConditionalGeneration
+
+    placed = "quantization_config" in kwargs or "device_map" in kwargs
+    if "quantization_config" in kwargs:
+        kwargs.setdefault("device_map", {"": device})
+    net = Qwen3_5ForConditionalGeneration.from_pretrained(
+        folder, dtype=getattr(torch, dtype), use_safetensors=True, **kwargs)
+    processor = AutoProcessor.from_pretrained(folder)
+    if not placed:  # quantized weights are placed by from_pretrained; moving them breaks them
+        net.to(device)
+    return net.eval(), processor
 
 
 def stop_ids(net: Any) -> list[int]:

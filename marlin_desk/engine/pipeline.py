@@ -30,7 +30,7 @@ from marlin_desk.core.windows import (
     shift_span,
     summarize_scenes,
 )
-from marlin_desk.engine.session import ShouldStop, VideoSession
+from marlin_desk.engine.session import OnNote, ShouldStop, VideoSession
 
 # A span whose digit tokens average below this log-probability (about 1 chance in 3 per digit)
 # is flagged: the model always answers with a span, even for an absent event.
@@ -73,15 +73,19 @@ class QueryResult:
 
 def windows_for(session: VideoSession, window: float = 120.0,
                 overlap: float = 0.0) -> list[Window]:
+    # the opening budget: an out-of-memory retry lowers the frames, not the window plan
     return plan_windows(session.info.duration, window, overlap,
-                        max_window=session.budget.max_window_seconds)
+                        max_window=session.original_budget.max_window_seconds)
 
 
 def caption_window(session: VideoSession, window: Window,
                    should_stop: ShouldStop | None = None,
-                   max_new_tokens: int = CAPTION_MAX_NEW_TOKENS) -> WindowResult:
-    """Caption one window and shift its events to video time."""
-    answer = session.ask(window, CAPTION_PROMPT, max_new_tokens, should_stop)
+                   max_new_tokens: int = CAPTION_MAX_NEW_TOKENS,
+                   on_note: OnNote | None = None) -> WindowResult:
+    """Caption one window and shift its events to video time. Out of GPU memory, the window
+    is retried with a smaller frame budget (`on_note` hears of it; WindowResult.frames and
+    grid show what was used)."""
+    answer = session.ask_retrying(window, CAPTION_PROMPT, max_new_tokens, should_stop, on_note)
     state = session.prefill(window)
     parsed = parse_caption(answer.text, clip_duration=window.duration)
     return WindowResult(
@@ -105,12 +109,18 @@ def analyze(session: VideoSession, window: float = 120.0, overlap: float = 0.0, 
     plan = windows_for(session, window, overlap)
     results: dict[int, WindowResult] = dict(done or {})
     started, tokens = time.perf_counter(), 0
+
+    def note(message: str) -> None:
+        if on_progress:
+            on_progress(Progress(len(results), len(plan), tokens,
+                                 time.perf_counter() - started, message))
+
     for w in plan:
         if w.index in results:
             continue
         if should_stop and should_stop():
             raise Cancelled("analysis cancelled")
-        result = caption_window(session, w, should_stop, max_new_tokens)
+        result = caption_window(session, w, should_stop, max_new_tokens, on_note=note)
         results[w.index] = result
         tokens += result.new_tokens
         if on_window:
@@ -140,7 +150,15 @@ def find(session: VideoSession, queries: list[str], window: float = 120.0, overl
         for q in queries:
             if should_stop and should_stop():
                 raise Cancelled("search cancelled")
-            answer = session.ask(w, find_prompt(q), FIND_MAX_NEW_TOKENS, should_stop)
+            done_before = w.index * len(queries) + queries.index(q)
+
+            def note(message: str, done: int = done_before, used: int = tokens) -> None:
+                if on_progress:
+                    on_progress(Progress(done, steps, used, time.perf_counter() - started,
+                                         message))
+
+            answer = session.ask_retrying(w, find_prompt(q), FIND_MAX_NEW_TOKENS, should_stop,
+                                          on_note=note)
             seconds[q] += answer.seconds
             tokens += answer.new_tokens
             parsed = parse_find(answer.text, clip_duration=w.duration)

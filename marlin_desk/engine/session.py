@@ -10,6 +10,8 @@ the second answer would be wrong.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import gc
 import logging
 import math
 import time
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
-from marlin_desk.core.errors import Cancelled
+from marlin_desk.core.errors import Cancelled, MarlinError
 from marlin_desk.core.windows import Window
 from marlin_desk.engine.inputs import VideoPrefix, suffix_ids, video_prefix
 from marlin_desk.engine.loader import LoadedModel
@@ -29,6 +31,13 @@ from marlin_desk.media.sampling import SampledFrames, sample_window
 log = logging.getLogger(__name__)
 
 ShouldStop = Callable[[], bool]
+OnNote = Callable[[str], None]
+
+
+class OutOfMemory(MarlinError):
+    """A window did not fit in the device's memory even with the smallest frame budget."""
+
+    exit_code = 4
 
 
 @dataclass
@@ -71,6 +80,9 @@ class VideoSession:
         self.video = video
         self.info = info or probe(video)
         self.budget = budget
+        self.original_budget = budget  # `budget` shrinks after an out-of-memory
+        self.notes: list[str] = []  # budget changes after out-of-memory, for the report
+        self.window_budgets: dict[int, VideoBudget] = {}  # windows answered below `budget`
         self.prefills = prefills if prefills is not None else PrefillStore(engine.device)
 
     # -- prefill -------------------------------------------------------------------------
@@ -99,6 +111,45 @@ class VideoSession:
     def forget(self) -> None:
         """Drop every kept prefill (frees memory; they are recomputed when needed)."""
         self.prefills.clear()
+
+    # -- out of memory ---------------------------------------------------------------------
+    def ask_retrying(self, window: Window, prompt: str, max_new_tokens: int,
+                     should_stop: ShouldStop | None = None,
+                     on_note: OnNote | None = None) -> Answer:
+        """`ask`, surviving GPU out-of-memory: free the kept prefills and the allocator's cache,
+        retry the window with half the pixels per frame, then half the frames, and raise
+        `OutOfMemory` (a MarlinError the caller reports) if even that does not fit. The smaller
+        budget is kept for the following windows: a window that did not fit once will not fit
+        the next time either, and each failed try costs a prefill."""
+        retries = smaller_budgets(self.budget)
+        while True:
+            failed: str | None = None
+            try:
+                answer = self.ask(window, prompt, max_new_tokens, should_stop)
+                if self.budget != self.original_budget:
+                    self.window_budgets[window.index] = self.budget
+                return answer
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                failed = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+            # outside the except block: the traceback no longer pins the failed step's tensors
+            self.forget()
+            free_device_memory()
+            if not retries:
+                note = (f"window {window.index + 1} ({window.start:.0f}-{window.end:.0f} s) is "
+                        f"out of memory even at {_describe(self.budget)}: {failed}")
+                self.notes.append(note)
+                raise OutOfMemory(note + ". Try --backend gptq or bnb4, a shorter --window, "
+                                         "or --device cpu")
+            smaller = retries.pop(0)
+            note = (f"window {window.index + 1} ({window.start:.0f}-{window.end:.0f} s): out of "
+                    f"memory at {_describe(self.budget)}; retrying at {_describe(smaller)}")
+            log.warning(note)
+            self.notes.append(note)
+            if on_note:
+                on_note(note)
+            self.budget = smaller
 
     # -- answering -----------------------------------------------------------------------
     def ask(self, window: Window, prompt: str, max_new_tokens: int,
@@ -216,6 +267,49 @@ def _looping(tokens: list[int]) -> bool:
     tail = tokens[-LOOP_SPAN:]
     return any(all(tail[i] == tail[i - p] for i in range(p, LOOP_SPAN))
                for p in range(1, LOOP_MAX_PERIOD + 1))
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """CUDA's OutOfMemoryError, or the RuntimeError MPS (and older CUDA paths) raise."""
+    try:
+        import torch
+
+        if isinstance(exc, torch.cuda.OutOfMemoryError):
+            return True
+    except ImportError:
+        pass
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def smaller_budgets(budget: VideoBudget) -> list[VideoBudget]:
+    """The retries after an out-of-memory: half the pixels per frame, then also half the
+    frames (a lower frame rate for the same window)."""
+    pixels = budget.max_pixels // 2
+    fewer_pixels = dataclasses.replace(budget, max_pixels=pixels,
+                                       min_pixels=min(budget.min_pixels, pixels))
+    frames = max(budget.min_frames, budget.max_frames // 2)
+    fewer_frames = dataclasses.replace(fewer_pixels, max_frames=frames)
+    return [b for b in (fewer_pixels, fewer_frames) if b != budget]
+
+
+def free_device_memory() -> None:
+    """Give cached GPU memory back after a failure (a no-op on CPU)."""
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        mps = getattr(torch, "mps", None)
+        if mps is not None and getattr(torch.backends, "mps", None) and \
+                torch.backends.mps.is_available():
+            mps.empty_cache()
+    except ImportError:
+        pass
+
+
+def _describe(budget: VideoBudget) -> str:
+    return f"{budget.max_frames} frames of at most {budget.max_pixels:,} pixels"
 
 
 def _cache_of(out: Any) -> Any:

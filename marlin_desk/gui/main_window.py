@@ -349,6 +349,7 @@ class MainWindow(QMainWindow):
         spec = model if model else (self.model_override or self.settings.get("model"))
         self.model_label.setText("Model: loading…")
         self.load_job = self.engine.submit("load", model=spec or "",
+                                           backend=self.settings.get("backend"),
                                            device=self.settings.get("device"))
         return self.load_job
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import QSettings
 from marlin_desk.paths import data_dir
 
 DEFAULTS: dict[str, Any] = {
-    "backend": "transformers",
+    "backend": "auto",
     "device": "auto",
     "model": "",  # empty: the real model when downloaded, else the bundled demo model
     "window_seconds": 120.0,

@@ -26,9 +26,6 @@ from marlin_desk.core.errors import Cancelled, MarlinError, ModelUnavailable
 
 log = logging.getLogger(__name__)
 
-PRECISIONS = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-
-
 @dataclass
 class Job:
     id: int
@@ -77,7 +74,7 @@ class ModelWorker(QObject):
         super().__init__()
         self.cache = cache
         self.engine: Any = None
-        self.session: Any = None
+        self.bench: Any = None  # workflows.Workbench of the open video
 
     @Slot(object)
     def run(self, job: Job) -> None:
@@ -102,120 +99,81 @@ class ModelWorker(QObject):
     def _load(self, job: Job) -> dict[str, Any]:
         model, why = choose_model(job.params.get("model", ""))
         self.progress.emit(job.id, 0, 1, -1.0, f"loading {model}")
-        from marlin_desk.engine.loader import load_model
+        from marlin_desk.engine.backends import load_best
 
-        engine = load_model(model, job.params.get("device", "auto"))
+        # the best way to run it here (GPTQ, NF4, BF16, FP32...), falling back by itself
+        backend = job.params.get("backend") or "auto"
+        if backend not in {"auto", "gptq", "bnb4", "bf16", "fp32", "sdnq"}:
+            backend = "auto"  # a setting from another version: let the app choose
+        engine = load_best(model, backend, job.params.get("device") or "auto")
         if job.cancel.is_set():
             raise Cancelled("model load cancelled")
-        self.engine, self.session = engine, None
+        self.engine, self.bench = engine, None
         info = dict(engine.describe())
         info["why"] = f"{why}; {info.get('why') or ''}".strip("; ")
         self.modelReady.emit(job.id, info)
         return info
 
-    def _session_for(self, video: str) -> Any:
+    def _bench(self, params: dict[str, Any]) -> Any:
+        """The open video for these settings (workflows: the same cache key as the CLI)."""
         if self.engine is None:
             raise ModelUnavailable("no model is loaded yet: wait for it or load one (Model menu)")
-        if self.session is None or self.session.video != video:
-            from marlin_desk.engine.session import VideoSession
-
-            self.session = None
-            self.session = VideoSession(self.engine, video)
-        return self.session
-
-    def _key(self, session: Any, params: dict[str, Any]) -> Any:
-        if self.cache is None:
-            return None
         from marlin_desk.core.prompts import CAPTION_MAX_NEW_TOKENS
-        from marlin_desk.store import CacheKey
+        from marlin_desk.workflows import JobSettings, open_video
 
-        settings = {"window": float(params.get("window", 120.0)),
-                    "overlap": float(params.get("overlap", 0.0)),
-                    "budget": session.budget.to_dict(),
-                    "caption_tokens": int(params.get("max_new_tokens") or CAPTION_MAX_NEW_TOKENS)}
-        e = self.engine
-        return CacheKey.for_file(session.video, e.model_id, e.revision or "",
-                                 PRECISIONS.get(e.dtype, e.dtype), settings)
+        settings = JobSettings(
+            model=self.engine.model_id, device=self.engine.device,
+            revision=self.engine.revision,
+            window=float(params.get("window", 120.0)), overlap=float(params.get("overlap", 0.0)),
+            caption_tokens=int(params.get("max_new_tokens") or CAPTION_MAX_NEW_TOKENS))
+        bench = self.bench
+        if bench is None or bench.video != params["video"] or bench.settings != settings:
+            # a new video or new settings; the model (and the open session) stay loaded
+            session = bench.session if bench is not None and bench.video == params["video"] \
+                else None
+            bench = open_video(params["video"], settings, use_cache=self.cache is not None,
+                               cache=self.cache, engine=self.engine)
+            bench.session = session
+            self.bench = bench
+        return bench
+
+    def _progress_reporter(self, job: Job) -> Any:
+        def on_progress(pr: Any) -> None:
+            eta = -1.0 if pr.eta is None else float(pr.eta)
+            self.progress.emit(job.id, pr.done, pr.total, eta, pr.message)
+
+        return on_progress
 
     def _analyse(self, job: Job) -> dict[str, Any]:
-        from marlin_desk.engine.pipeline import analyze, windows_for
+        from marlin_desk.workflows import analyze
 
-        p = job.params
-        session = self._session_for(p["video"])
-        window, overlap = float(p.get("window", 120.0)), float(p.get("overlap", 0.0))
-        total = len(windows_for(session, window, overlap))
-        key = self._key(session, p)
-        done: dict[int, Any] = {}
-        if key is not None and p.get("resume", True):
-            try:
-                done = self.cache.windows_done(key)
-            except Exception as exc:  # noqa: BLE001 - a cache problem never stops the job
-                log.info("cache unusable for resume: %s", exc)
-        for result in sorted(done.values(), key=lambda r: r.index):
-            self.window.emit(job.id, result)
-
-        def on_window(result: Any) -> None:
-            if key is not None:
-                try:
-                    self.cache.put_window(key, total, session.video, result)
-                except Exception as exc:  # noqa: BLE001
-                    log.info("window not cached: %s", exc)
-            self.window.emit(job.id, result)
-
-        def on_progress(pr: Any) -> None:
-            eta = pr.eta
-            self.progress.emit(job.id, pr.done, pr.total, -1.0 if eta is None else float(eta),
-                               pr.message)
-
-        self.progress.emit(job.id, len(done), total, -1.0, "sampling frames")
-        kwargs: dict[str, Any] = {}
-        if p.get("max_new_tokens"):
-            kwargs["max_new_tokens"] = int(p["max_new_tokens"])
-        analysis = analyze(session, window, overlap, done=done, on_window=on_window,
-                           on_progress=on_progress, should_stop=job.cancel.is_set, **kwargs)
-        ref = None
-        if key is not None:
-            try:
-                self.cache.complete(key, analysis)
-            except Exception as exc:  # noqa: BLE001
-                log.info("analysis not cached: %s", exc)
-            ref = key_ref(key)
+        bench = self._bench(job.params)
+        if not job.params.get("resume", True) and bench.cache is not None:
+            bench.cache.discard(bench.key)
+        done = bench.cache.windows_done(bench.key) if bench.cache is not None else {}
+        self.progress.emit(job.id, len(done), bench.total_windows, -1.0, "sampling frames")
+        analysis, _cached = analyze(bench, on_window=lambda r: self.window.emit(job.id, r),
+                                    on_progress=self._progress_reporter(job),
+                                    should_stop=job.cancel.is_set)
+        ref = key_ref(bench.key) if bench.cache is not None else None
         return {"analysis": analysis, "ref": ref, "resumed": len(done)}
 
     def _find(self, job: Job) -> dict[str, Any]:
-        from marlin_desk.engine.pipeline import find
+        from marlin_desk.workflows import find
 
         p = job.params
         query = str(p["query"]).strip()
         if not query:
             raise MarlinError("type what you are looking for first")
-        session = self._session_for(p["video"])
-        key = self._key(session, p)
-        if key is not None and p.get("use_cache", True):
-            try:
-                hit = self.cache.get_find(key, query)
-            except Exception as exc:  # noqa: BLE001
-                log.info("find cache unusable: %s", exc)
-                hit = None
-            if hit is not None:
-                return {"query": query, "spans": hit.spans, "seconds": 0.0, "cached": True}
-
-        def on_progress(pr: Any) -> None:
-            eta = pr.eta
-            self.progress.emit(job.id, pr.done, pr.total, -1.0 if eta is None else float(eta),
-                               pr.message)
-
+        bench = self._bench(p)
+        cached = bench.cache is not None and p.get("use_cache", True) and \
+            bench.cache.get_find(bench.key, query) is not None
         started = time.perf_counter()
-        window, overlap = float(p.get("window", 120.0)), float(p.get("overlap", 0.0))
-        (result,) = find(session, [query], window, overlap, top=p.get("top"),
-                         on_progress=on_progress, should_stop=job.cancel.is_set)
-        if key is not None:
-            try:
-                self.cache.put_find(key, query, result.spans)
-            except Exception as exc:  # noqa: BLE001
-                log.info("find not cached: %s", exc)
+        (result,) = find(bench, [query], top=p.get("top"),
+                         on_progress=self._progress_reporter(job),
+                         should_stop=job.cancel.is_set)
         return {"query": query, "spans": result.spans,
-                "seconds": time.perf_counter() - started, "cached": False}
+                "seconds": time.perf_counter() - started, "cached": cached}
 
 
 def key_ref(key: Any) -> dict[str, Any]:

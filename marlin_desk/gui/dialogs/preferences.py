@@ -25,7 +25,7 @@ class PreferencesDialog(QDialog):
         self.setWindowTitle("Preferences")
         self.settings = settings
         self.backend = QComboBox()
-        self.backend.addItems(["transformers"])
+        self.backend.addItems(["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq"])
         self.backend.setCurrentText(settings.get("backend"))
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda", "mps"])
