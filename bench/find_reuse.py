@@ -55,7 +55,7 @@ def main() -> None:
 
     later = statistics.mean(times[1:])
     base = statistics.mean(baseline)
-    print(f"video: 60 s, {len(state.frames.times)} frames of {state.frames.size}, "
+    print(f"video: 60 s, {len(state.frame_times)} frames of {state.frame_size}, "
           f"{state.prefix.length} prompt-prefix tokens ({state.prefix.video_tokens} video)")
     print(f"answer tokens per query (last): {answer.new_tokens}")
     print(f"first query (sampling + prefill + answer): {times[0]:.2f} s "

@@ -26,7 +26,7 @@ from marlin_desk.engine.inputs import VideoPrefix, suffix_ids, video_prefix
 from marlin_desk.engine.loader import LoadedModel
 from marlin_desk.engine.prefills import PrefillStore
 from marlin_desk.media.probe import VideoInfo, probe
-from marlin_desk.media.sampling import SampledFrames, sample_window
+from marlin_desk.media.sampling import sample_window
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,9 @@ class WindowPrefill:
     """One window's reusable state, plus the facts reported for it."""
 
     window: Window
-    frames: SampledFrames
-    prefix: VideoPrefix
+    frame_times: list[float]  # video time of each frame the model saw
+    frame_size: tuple[int, int]  # (height, width) the frames were given at
+    prefix: VideoPrefix  # token ids only: the pixels are not kept once prefilled
     cache: Any
     rope_deltas: Any
     seconds: float  # sampling + prefill time
@@ -102,8 +103,11 @@ class VideoSession:
         inputs = self._to_device(prefix.inputs)
         with torch.inference_mode():
             out = model.model(**inputs, use_cache=True)
-        state = WindowPrefill(window=window, frames=frames, prefix=prefix,
-                              cache=_cache_of(out), rope_deltas=model.model.rope_deltas,
+        # Only the ids stay: the pixel tensors (~0.4 GB for a full window) are done with.
+        prefix.inputs = {"input_ids": prefix.inputs["input_ids"]}
+        state = WindowPrefill(window=window, frame_times=list(frames.times),
+                              frame_size=frames.size, prefix=prefix, cache=_cache_of(out),
+                              rope_deltas=model.model.rope_deltas,
                               seconds=time.perf_counter() - started)
         self.prefills.put(window.index, state)
         return state

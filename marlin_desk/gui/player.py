@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSizeF, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPainter
-from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
+from PySide6.QtMultimedia import QAudioOutput, QMediaDevices, QMediaPlayer
 from PySide6.QtMultimediaWidgets import QGraphicsVideoItem
 from PySide6.QtWidgets import (
     QGraphicsScene,
@@ -74,8 +74,12 @@ class PlayerWidget(QWidget):
         self._rate_index = 0
         self._reverse = False
         self.player = QMediaPlayer(self)
-        self.audio = QAudioOutput(self)
-        self.player.setAudioOutput(self.audio)
+        # Sound only when the machine has an audio device: with none (a server, CI, a broken
+        # PulseAudio) Qt's FFmpeg backend can wait forever on its audio sink when media closes.
+        self.audio: QAudioOutput | None = None
+        if QMediaDevices.audioOutputs():
+            self.audio = QAudioOutput(self)
+            self.player.setAudioOutput(self.audio)
         self.video_item = QGraphicsVideoItem()
         self.player.setVideoOutput(self.video_item)
         self.view = VideoView(self.video_item, self)
@@ -247,7 +251,8 @@ class PlayerWidget(QWidget):
 
     @Slot(int)
     def set_volume(self, value: int) -> None:
-        self.audio.setVolume(max(0, min(100, value)) / 100.0)
+        if self.audio is not None:
+            self.audio.setVolume(max(0, min(100, value)) / 100.0)
 
     # -- player signals ----------------------------------------------------------------------
     @Slot("qint64")
