@@ -15,6 +15,10 @@ from marlin_desk import __version__
 
 log = logging.getLogger(__name__)
 
+# Python hands the GIL to a waiting thread after this long (default 5 ms): shorter lets the GUI
+# thread run sooner while the model worker executes Python code between its torch calls.
+SWITCH_INTERVAL = 0.002
+
 
 def needs_offscreen() -> bool:
     """True on Linux without a display server (CI, SSH, the packaged smoke test)."""
@@ -23,6 +27,7 @@ def needs_offscreen() -> bool:
 
 
 def make_app(argv: list[str] | None = None, offscreen: bool = False) -> QApplication:
+    sys.setswitchinterval(SWITCH_INTERVAL)
     if offscreen and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = QApplication.instance()

@@ -82,6 +82,35 @@ class Document(QObject):
         self.eventsChanged.emit()
         self._touch()
 
+    def insert_event(self, event: Event) -> int:
+        """Insert in time order (after equal starts); returns the row it went to."""
+        key = (event.start, event.end)
+        index = next((i for i, e in enumerate(self.events) if (e.start, e.end) > key),
+                     len(self.events))
+        self.events.insert(index, event)
+        self.events_edited = True
+        self.eventsChanged.emit()
+        self._touch()
+        return index
+
+    def remove_events(self, rows: list[int]) -> list[tuple[int, Event]]:
+        """Remove these rows; returns (row, event) in ascending row order for undo."""
+        rows = sorted({r for r in rows if 0 <= r < len(self.events)})
+        removed = [(r, self.events[r]) for r in rows]
+        for r in reversed(rows):
+            del self.events[r]
+        self.events_edited = True
+        self.eventsChanged.emit()
+        self._touch()
+        return removed
+
+    def restore_events(self, removed: list[tuple[int, Event]]) -> None:
+        """Undo of remove_events: put each event back at its row (ascending order)."""
+        for r, e in removed:
+            self.events.insert(r, e)
+        self.eventsChanged.emit()
+        self._touch()
+
     def clip_index(self, clip_id: str) -> int:
         for i, c in enumerate(self.clips):
             if c.id == clip_id:

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from marlin_desk.core import project as projfile
 from marlin_desk.core.errors import MarlinError
 from marlin_desk.core.project import Clip, Project
-from marlin_desk.core.timeline import Analysis
+from marlin_desk.core.timeline import Analysis, Event
 from marlin_desk.gui import undo
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.media_workers import ExportWorker, OpenWorker, ThumbnailWorker, WaveformWorker
@@ -95,6 +95,7 @@ class MessageBar(QFrame):
 
 
 class MainWindow(QMainWindow):
+    FLUSH_MS = 100  # partial results and thumbnails reach the views at most this often
     videoOpened = Signal(str)
     analysisFinished = Signal(object)
     findFinished = Signal(str, object)
@@ -122,6 +123,9 @@ class MainWindow(QMainWindow):
         self._open_worker: OpenWorker | None = None
         self._export: ExportWorker | None = None
         self.export_results: list[Any] | None = None
+        self.export_dialog: Any = None
+        self.preferences_dialog: Any = None
+        self.about_dialog: Any = None
 
         self.setWindowTitle("Marlin Desk")
         self.setAcceptDrops(True)
@@ -173,6 +177,14 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.notice, 1)
         self.statusBar().addPermanentWidget(self.jobs)
 
+        # partial analysis results and thumbnails arrive in bursts: they are collected and
+        # shown at most ~10 times a second, so the GUI thread stays free for input and paint
+        self._pending_events: list[Event] = []
+        self._pending_thumbs: list[tuple[float, QImage]] = []
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(self.FLUSH_MS)
+        self._flush_timer.timeout.connect(self._flush_pending)
         self._build_actions()
         self._connect()
         self.autosave_timer = QTimer(self)
@@ -238,6 +250,9 @@ class MainWindow(QMainWindow):
         self._action(m, "&Clip from In/Out", self.add_clip_from_marks, "Ctrl+I")
         self._action(m, "Clip from Selected &Event", self.add_clip_from_event, "Ctrl+E")
         self._action(m, "Delete Selected Clips", self._delete_selected_clips, "Del")
+        self._action(m, "Add &Event (I/O marks or playhead)", lambda: self.add_event(),
+                     "Ctrl+Shift+E")
+        self._action(m, "Delete Selected E&vents", self._delete_selected_events, "Shift+Del")
         m.addSeparator()
         self._action(m, "&Preferences…", self.show_preferences,
                      QKeySequence.StandardKey.Preferences)
@@ -299,6 +314,8 @@ class MainWindow(QMainWindow):
         self.doc.marksChanged.connect(self._on_marks_changed)
         self.events_panel.eventSelected.connect(self._on_table_event)
         self.events_panel.model.editRequested.connect(self.edit_event)
+        self.events_panel.addRequested.connect(self.add_event)
+        self.events_panel.deleteRequested.connect(self.delete_events)
         self.events_panel.model.editRejected.connect(self.show_error)
         self.search_panel.queryRequested.connect(self.run_query)
         self.search_panel.resultActivated.connect(self.preview_result)
@@ -311,7 +328,9 @@ class MainWindow(QMainWindow):
         self.clips_panel.clipActivated.connect(self._on_clip_activated)
         self.clips_panel.moveRequested.connect(self.move_clip)
         self.clips_panel.deleteRequested.connect(self.delete_clips)
-        self.clips_panel.exportRequested.connect(self.export_clips)
+        self.clips_panel.exportRequested.connect(self.request_export)
+        self.clips_panel.export_progress.cancelClip.connect(self.cancel_export_clip)
+        self.clips_panel.export_progress.cancelAll.connect(self.cancel_export)
         self.clips_panel.addFromMarksRequested.connect(self.add_clip_from_marks)
         self.undo_stack.cleanChanged.connect(self._update_title)
         self.undo_stack.indexChanged.connect(self._update_title)
@@ -378,8 +397,25 @@ class MainWindow(QMainWindow):
     @Slot(int, object)
     def _on_window(self, job: int, result: object) -> None:
         if job == self.analysis_job:
-            self.doc.add_partial_events(list(result.events))  # type: ignore[attr-defined]
+            self._pending_events.extend(result.events)  # type: ignore[attr-defined]
             self.windows_done = getattr(self, "windows_done", 0) + 1
+            self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    @Slot()
+    def _flush_pending(self) -> None:
+        """Show the partial events and thumbnails collected since the last flush, at once."""
+        events, self._pending_events = self._pending_events, []
+        thumbs, self._pending_thumbs = self._pending_thumbs, []
+        if events and self.analysis_job is not None:
+            self.doc.add_partial_events(events)
+        if thumbs:
+            for t, image in thumbs:
+                self.timeline.data.add_thumb(t, QPixmap.fromImage(image))
+            self.timeline.update()
 
     @Slot(int, str, object)
     def _on_job_finished(self, job: int, kind: str, result: object) -> None:
@@ -387,6 +423,7 @@ class MainWindow(QMainWindow):
         r: dict[str, Any] = result if isinstance(result, dict) else {}
         if kind == "analyse" and job == self.analysis_job:
             self.analysis_job = None
+            self._pending_events = []  # the whole analysis replaces the partial events
             analysis: Analysis = r["analysis"]
             self.doc.set_analysis(analysis, r.get("ref"), keep_edits=True)
             self.status_message(
@@ -513,7 +550,8 @@ class MainWindow(QMainWindow):
             self.analyse()
 
     def _start_media_workers(self, path: str, info: Any) -> None:
-        thumbs = ThumbnailWorker(path, info.duration, info.start_time, parent=self)
+        thumbs = ThumbnailWorker(path, info.duration, info.start_time,
+                                 rotation=int(getattr(info, "rotation", 0) or 0), parent=self)
         thumbs.thumbnail.connect(self._on_thumbnail)
         wave = WaveformWorker(path, info.start_time, parent=self)
         wave.waveform.connect(self._on_waveform)
@@ -528,11 +566,15 @@ class MainWindow(QMainWindow):
         for w in self._media_workers:
             w.wait(5000)
         self._media_workers = []
+        self._pending_thumbs = []
 
     @Slot(float, QImage)
     def _on_thumbnail(self, t: float, image: QImage) -> None:
-        self.timeline.data.add_thumb(t, QPixmap.fromImage(image))
-        self.timeline.update()
+        self._pending_thumbs.append((t, image))
+        if len(self.timeline.data.thumbs) == 0:
+            self._flush_pending()  # the first one at once: the filmstrip appears quickly
+        else:
+            self._schedule_flush()
 
     @Slot(object, float)
     def _on_waveform(self, peaks: object, step: float) -> None:
@@ -656,6 +698,9 @@ class MainWindow(QMainWindow):
     # -- document change → views ---------------------------------------------------------------
     def _on_events_changed(self) -> None:
         self.timeline.data.set_events(self.doc.events)
+        sel = self.timeline.selected_event
+        if sel is not None and sel >= len(self.doc.events):
+            self.timeline.selected_event = None
         self.timeline.relayout()
 
     def _on_clips_changed(self) -> None:
@@ -675,6 +720,44 @@ class MainWindow(QMainWindow):
     @Slot(int, object)
     def edit_event(self, row: int, event: object) -> None:
         self.undo_stack.push(undo.EditEvent(self.doc, row, event))  # type: ignore[arg-type]
+
+    NEW_EVENT_SECONDS = 2.0
+
+    @Slot()
+    def add_event(self, description: str = "New event") -> int | None:
+        """An event over the In/Out marks when both are set, else at the playhead (2 s); it is
+        selected so its description can be typed at once. Returns its row."""
+        if not self.doc.video:
+            self.show_error("Open a video before adding events.")
+            return None
+        a, b = self.doc.mark_in, self.doc.mark_out
+        if a is None or b is None or b <= a:
+            a = max(0.0, self.timeline.playhead)
+            b = a + self.NEW_EVENT_SECONDS
+            if self.doc.duration > 0:
+                b = min(b, self.doc.duration)
+                a = min(a, max(0.0, b - self.NEW_EVENT_SECONDS))
+            if b <= a:
+                self.show_error("There is no room for an event at the end of the video.")
+                return None
+        command = undo.AddEvent(self.doc, Event(round(a, 3), round(b, 3), description))
+        self.undo_stack.push(command)
+        self.events_panel.select(command.index)
+        self.timeline.selected_event = command.index
+        self.timeline.update()
+        return command.index
+
+    @Slot(list)
+    def delete_events(self, rows: list[int]) -> None:
+        rows = [r for r in rows if 0 <= r < len(self.doc.events)]
+        if rows:
+            self.undo_stack.push(undo.RemoveEvents(self.doc, rows))
+
+    def _delete_selected_events(self) -> None:
+        rows = self.events_panel.selected_rows()
+        if not rows and self.timeline.selected_event is not None:
+            rows = [self.timeline.selected_event]
+        self.delete_events(rows)
 
     @Slot()
     def mark_in(self) -> None:
@@ -754,12 +837,37 @@ class MainWindow(QMainWindow):
 
     # -- export ----------------------------------------------------------------------------------
     @Slot(list)
-    def export_clips(self, ids: list[str], out_dir: str | None = None) -> bool:
+    def request_export(self, ids: list[str]) -> None:
+        """Ask how to export (preset, fill, mode, subtitles, folder), then export."""
+        if not ids:
+            self.show_error("There are no clips to export: add some to the clip bin first.")
+            return
+        if self._export is not None:
+            self.show_error("An export is already running.")
+            return
+        from marlin_desk.gui.dialogs.export import ExportDialog
+
+        dialog = ExportDialog(len(ids), str(self.settings.export_dir), bool(self.doc.events),
+                              self)
+        dialog.accepted.connect(lambda: self.export_clips(list(ids), **dialog.choices()))
+        dialog.finished.connect(dialog.deleteLater)
+        self.export_dialog = dialog
+        dialog.open()
+
+    @Slot(list)
+    def export_clips(self, ids: list[str], out_dir: str | None = None, *,
+                     preset: str | None = None, fill: str | None = None, mode: str = "exact",
+                     subtitles: str = "none") -> bool:
+        """Export the clips; `preset` None keeps each clip's own. Subtitles are made from the
+        events as edited in the Events panel (the export layer times them from each clip)."""
         if not ids:
             self.show_error("There are no clips to export: add some to the clip bin first.")
             return False
         if self._export is not None:
             self.show_error("An export is already running.")
+            return False
+        if not self.doc.video:
+            self.show_error("Open a video before exporting clips.")
             return False
         try:
             from marlin_desk.media.export import ClipSpec
@@ -767,22 +875,49 @@ class MainWindow(QMainWindow):
             self.show_error(f"Export is not available in this build: {exc}")
             return False
         clips = [self.doc.clip(i) for i in ids]
-        specs = [ClipSpec(c.start, c.end, c.name, preset=c.preset) for c in clips]
+        specs = []
+        for c in clips:
+            p = preset or c.preset
+            specs.append(ClipSpec(c.start, c.end, c.name, preset=p, mode=mode,  # type: ignore[arg-type]
+                                  fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
+                                  subtitles=subtitles))  # type: ignore[arg-type]
         target = out_dir or str(self.settings.export_dir)
-        worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self)
+        try:
+            worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self)
+        except (MarlinError, OSError, ValueError) as exc:
+            self.show_error(f"The export could not start: {exc}")
+            return False
         worker.progress.connect(self._on_export_progress)
+        worker.clipDone.connect(self._on_export_clip_done)
         worker.done.connect(self._on_export_done)
         worker.failed.connect(self._on_export_failed)
         worker.finished.connect(self._on_export_thread_finished)
         self._export = worker
         self.export_results = None
+        self.clips_dock.show()
+        self.clips_panel.export_progress.start([c.name for c in clips])
         self.jobs.add("export", f"Exporting {len(specs)} clips", worker.cancel)
         worker.start()
         return True
 
+    @Slot()
+    def cancel_export(self) -> None:
+        if self._export is not None:
+            self._export.cancel()
+
+    @Slot(int)
+    def cancel_export_clip(self, index: int) -> None:
+        if self._export is not None:
+            self._export.cancel_clip(index)
+
     @Slot(int, float, float)
-    def _on_export_progress(self, index: int, _clip: float, overall: float) -> None:
+    def _on_export_progress(self, index: int, clip: float, overall: float) -> None:
+        self.clips_panel.export_progress.set_progress(index, clip, overall)
         self.jobs.update_job("export", int(overall * 1000), 1000, -1.0, f"clip {index + 1}")
+
+    @Slot(object)
+    def _on_export_clip_done(self, result: object) -> None:
+        self.clips_panel.export_progress.set_result(result)
 
     @Slot(object)
     def _on_export_done(self, results: object) -> None:
@@ -795,7 +930,9 @@ class MainWindow(QMainWindow):
                             f"{failed[0].error}")
         elif done:
             folder = done[0].path.parent if done[0].path else ""
-            self.show_notice(f"Exported {len(done)} clips to {folder}")
+            skipped = len(res) - len(done)
+            more = f" ({skipped} cancelled)" if skipped else ""
+            self.show_notice(f"Exported {len(done)} clips to {folder}{more}")
         else:
             self.status_message("Export cancelled", 5000)
 
@@ -807,6 +944,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_export_thread_finished(self) -> None:
         self.jobs.remove("export")
+        self.clips_panel.export_progress.finish()
         if self._export is not None:
             self._export.deleteLater()
         self._export = None
@@ -918,17 +1056,36 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     # -- dialogs -----------------------------------------------------------------------------------
+    MODEL_KEYS = ("backend", "device", "model")
+
     def show_preferences(self) -> None:
+        """Non-blocking (open, not exec): OK saves the settings and applies them."""
         from marlin_desk.gui.dialogs.preferences import PreferencesDialog
 
+        before = {k: self.settings.get(k) for k in self.MODEL_KEYS}
         dialog = PreferencesDialog(self.settings, self)
-        if dialog.exec():
-            self.set_theme(self.settings.get("theme"))
+        dialog.accepted.connect(lambda: self.apply_preferences(before))
+        dialog.finished.connect(dialog.deleteLater)
+        self.preferences_dialog = dialog
+        dialog.open()
+
+    def apply_preferences(self, before: dict[str, Any] | None = None) -> None:
+        """Apply saved preferences: the theme now; a changed backend, device or model reloads
+        a loaded model; the window length and export folder are read at each use."""
+        self.set_theme(self.settings.get("theme"))
+        changed = before is not None and any(self.settings.get(k) != before.get(k)
+                                             for k in self.MODEL_KEYS)
+        if changed and (self.engine.model_info is not None or self.engine.active("load")):
+            self.load_model()
+            self.status_message("Reloading the model with the new settings…")
 
     def show_about(self) -> None:
         from marlin_desk.gui.dialogs.about import AboutDialog
 
-        AboutDialog(self.model_info, self).exec()
+        dialog = AboutDialog(self.model_info, self)
+        dialog.finished.connect(dialog.deleteLater)
+        self.about_dialog = dialog
+        dialog.open()
 
     def show_shortcuts(self) -> None:
         from marlin_desk.gui.dialogs.shortcuts import ShortcutsDialog

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -39,6 +40,9 @@ class _Worker(QThread):
         return self._stop.is_set()
 
     def run(self) -> None:
+        from marlin_desk.gui.worker import lower_this_thread_priority
+
+        lower_this_thread_priority()  # FFmpeg and decoder threads started here inherit it
         try:
             self.work()
         except Cancelled:
@@ -87,12 +91,22 @@ class OpenWorker(_Worker):
         self.opened.emit(result)
 
 
-def frame_to_qimage(frame: Any, height: int) -> QImage:
-    """A decoded frame scaled to `height` (aspect kept) as a QImage that owns its pixels."""
-    width = max(2, int(round(frame.width * height / max(1, frame.height))) // 2 * 2)
-    arr = frame.to_ndarray(format="rgb24", width=width, height=height)
-    arr = np.ascontiguousarray(arr)
-    image = QImage(arr.data, width, height, arr.strides[0], QImage.Format.Format_RGB888)
+def frame_to_qimage(frame: Any, height: int, rotation: int = 0) -> QImage:
+    """A decoded frame turned upright (`rotation`: degrees clockwise, VideoInfo.rotation) and
+    scaled to `height` as displayed (aspect kept), as a QImage that owns its pixels."""
+    from marlin_desk.media.geometry import rotate_upright
+
+    rotation = int(rotation) % 360
+    sideways = rotation in (90, 270)
+    coded_w, coded_h = max(1, frame.width), max(1, frame.height)
+    if sideways:  # the displayed height is the coded width
+        out_w, out_h = height, max(2, int(round(coded_h * height / coded_w)) // 2 * 2)
+    else:
+        out_w, out_h = max(2, int(round(coded_w * height / coded_h)) // 2 * 2), height
+    arr = frame.to_ndarray(format="rgb24", width=out_w, height=out_h)
+    arr = np.ascontiguousarray(rotate_upright(arr, rotation) if rotation else arr)
+    h, w = arr.shape[:2]
+    image = QImage(arr.data, w, h, arr.strides[0], QImage.Format.Format_RGB888)
     return image.copy()
 
 
@@ -103,10 +117,10 @@ class ThumbnailWorker(_Worker):
     passDone = Signal(int)  # 1: keyframes, 2: refined
 
     def __init__(self, path: str, duration: float, start_time: float = 0.0, height: int = 54,
-                 refine: int = 120, parent: Any = None) -> None:
+                 refine: int = 120, rotation: int = 0, parent: Any = None) -> None:
         super().__init__(parent)
         self.path, self.duration, self.start_time = path, duration, start_time
-        self.height, self.refine = height, refine
+        self.height, self.refine, self.rotation = height, refine, int(rotation or 0)
 
     def work(self) -> None:
         import av
@@ -126,7 +140,7 @@ class ThumbnailWorker(_Worker):
                 if have and t - have[-1] < min_gap:
                     continue
                 have.append(t)
-                self.thumbnail.emit(t, frame_to_qimage(frame, self.height))
+                self.thumbnail.emit(t, frame_to_qimage(frame, self.height, self.rotation))
         self.passDone.emit(1)
         if self.refine <= 0 or self.duration <= 0:
             return
@@ -144,7 +158,8 @@ class ThumbnailWorker(_Worker):
                                backward=True)
                 for frame in container.decode(stream):
                     if frame.time is not None and float(frame.time) - self.start_time >= target:
-                        self.thumbnail.emit(target, frame_to_qimage(frame, self.height))
+                        image = frame_to_qimage(frame, self.height, self.rotation)
+                        self.thumbnail.emit(target, image)
                         break
                     if self.cancelled:
                         return
@@ -193,31 +208,49 @@ class WaveformWorker(_Worker):
 
 
 class ExportWorker(_Worker):
-    """Runs the media layer's export queue; per-clip and overall progress, cancel any time."""
+    """Runs the media layer's export queue; per-clip and overall progress, cancel any time.
+
+    Progress is coalesced to at most about 10 signals a second (plus every clip's start and
+    end), so FFmpeg's progress lines never flood the GUI thread.
+    """
 
     progress = Signal(int, float, float)  # clip index, clip fraction, overall fraction
     clipDone = Signal(object)  # ExportResult
     done = Signal(object)  # list[ExportResult]
 
+    PROGRESS_INTERVAL = 0.1  # seconds between progress signals for the same clip
+
     def __init__(self, video: str, specs: list[Any], out_dir: str, events: list[Any] | None,
-                 parent: Any = None) -> None:
+                 parent: Any = None, options: Any = None) -> None:
         super().__init__(parent)
-        self.video, self.specs, self.out_dir, self.events = video, specs, out_dir, events
-        self._queue: Any = None
-
-    def cancel(self) -> None:
-        super().cancel()
-        if self._queue is not None:
-            self._queue.cancel()
-
-    def work(self) -> None:
         from pathlib import Path
 
         from marlin_desk.media.export import ExportOptions, ExportQueue
 
+        self.video, self.specs, self.out_dir, self.events = video, specs, out_dir, events
+        self.options = options or ExportOptions(Path(out_dir))
+        self._last: tuple[int, float] = (-1, 0.0)
         self._queue = ExportQueue(
-            self.video, self.specs, ExportOptions(Path(self.out_dir)), events=self.events,
-            on_progress=lambda i, f, o: self.progress.emit(i, float(f), float(o)),
-            on_result=self.clipDone.emit, cancel=self._stop)
+            self.video, self.specs, self.options, events=self.events,
+            on_progress=self._report, on_result=self.clipDone.emit, cancel=self._stop)
+
+    def cancel(self) -> None:
+        super().cancel()
+        self._queue.cancel()
+
+    def cancel_clip(self, index: int) -> None:
+        """Cancel one clip (0-based), running or waiting; the others go on."""
+        if 0 <= index < len(self.specs):
+            self._queue.cancel(index)
+
+    def _report(self, index: int, fraction: float, overall: float) -> None:
+        now = time.monotonic()
+        last_index, last_time = self._last
+        edge = fraction <= 0.0 or fraction >= 1.0 or index != last_index
+        if edge or now - last_time >= self.PROGRESS_INTERVAL:
+            self._last = (index, now)
+            self.progress.emit(index, float(fraction), float(overall))
+
+    def work(self) -> None:
         results = self._queue.run()
         self.done.emit(results)

@@ -22,6 +22,32 @@ class EditEvent(QUndoCommand):
         self.doc.replace_event(self.index, self.old)
 
 
+class AddEvent(QUndoCommand):
+    def __init__(self, doc: Document, event: Event) -> None:
+        super().__init__("Add event")
+        self.doc, self.event = doc, event
+        self.index = -1
+
+    def redo(self) -> None:
+        self.index = self.doc.insert_event(self.event)
+
+    def undo(self) -> None:
+        self.doc.remove_events([self.index])
+
+
+class RemoveEvents(QUndoCommand):
+    def __init__(self, doc: Document, rows: list[int]) -> None:
+        super().__init__("Delete event" if len(rows) == 1 else f"Delete {len(rows)} events")
+        self.doc, self.rows = doc, list(rows)
+        self.removed: list[tuple[int, Event]] = []
+
+    def redo(self) -> None:
+        self.removed = self.doc.remove_events(self.rows)
+
+    def undo(self) -> None:
+        self.doc.restore_events(self.removed)
+
+
 class AddClips(QUndoCommand):
     def __init__(self, doc: Document, clips: list[Clip]) -> None:
         super().__init__("Add clip" if len(clips) == 1 else f"Add {len(clips)} clips")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
+import sys
 import threading
 import time
 import traceback
@@ -25,6 +27,26 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from marlin_desk.core.errors import Cancelled, MarlinError, ModelUnavailable
 
 log = logging.getLogger(__name__)
+
+WORKER_NICE = 5  # Linux: how much nicer than the GUI thread the model and media threads run
+PROGRESS_INTERVAL = 0.1  # seconds: at most ~10 progress signals a second reach the GUI
+
+
+def lower_this_thread_priority(nice: int = WORKER_NICE) -> bool:
+    """Make the calling thread (and the threads it starts later: torch's OpenMP pool, FFmpeg)
+    yield the CPU to the GUI thread. QThread priorities do this on Windows and macOS; on Linux
+    they are ignored for normal threads, but the nice value is per thread there. Call it from the
+    worker thread before it imports torch. Returns whether the priority changed."""
+    if not sys.platform.startswith("linux") or nice <= 0:
+        return False
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except (OSError, AttributeError) as exc:
+        log.debug("cannot lower the worker thread's priority: %s", exc)
+        return False
+    return True
+
 
 @dataclass
 class Job:
@@ -75,9 +97,13 @@ class ModelWorker(QObject):
         self.cache = cache
         self.engine: Any = None
         self.bench: Any = None  # workflows.Workbench of the open video
+        self._niced = False
 
     @Slot(object)
     def run(self, job: Job) -> None:
+        if not self._niced:  # first job, in the worker thread, before torch is imported
+            self._niced = True
+            lower_this_thread_priority()
         if job.cancel.is_set():
             self.cancelled.emit(job.id, job.kind)
             return
@@ -138,7 +164,15 @@ class ModelWorker(QObject):
         return bench
 
     def _progress_reporter(self, job: Job) -> Any:
+        """Coalesced: a step done always reports; notes within a step at most every 100 ms."""
+        last = {"done": -1, "at": 0.0}
+
         def on_progress(pr: Any) -> None:
+            now = time.monotonic()
+            if pr.done == last["done"] and pr.done < pr.total \
+                    and now - last["at"] < PROGRESS_INTERVAL:
+                return
+            last["done"], last["at"] = pr.done, now
             eta = -1.0 if pr.eta is None else float(pr.eta)
             self.progress.emit(job.id, pr.done, pr.total, eta, pr.message)
 

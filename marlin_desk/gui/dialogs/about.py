@@ -36,6 +36,7 @@ class AboutDialog(QDialog):
                        for k, v in versions(model).items())
         label = QLabel("<h3>Marlin Desk</h3><p>Find moments in video with a local model.</p>"
                        f"<table cellspacing=4>{rows}</table>")
+        self.label = label
         label.setAccessibleName("About")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.gui.document import Document
+from marlin_desk.gui.panels.export_progress import ExportProgress
 from marlin_desk.gui.timefmt import fmt_time, parse_time
 
 COLUMNS = ("Name", "In", "Out", "Length", "Preset")
@@ -174,6 +175,8 @@ class ClipsPanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addLayout(row)
         layout.addWidget(self.summary)
+        self.export_progress = ExportProgress(self)
+        layout.addWidget(self.export_progress)
         doc.clipsChanged.connect(self._update_summary)
 
     def _update_summary(self) -> None:

@@ -8,8 +8,10 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -86,6 +88,8 @@ class EventsModel(QAbstractTableModel):
 
 class EventsPanel(QWidget):
     eventSelected = Signal(int)
+    addRequested = Signal()  # at the I/O marks when set, else at the playhead
+    deleteRequested = Signal(list)  # rows
 
     def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -94,7 +98,7 @@ class EventsPanel(QWidget):
         self.table.setModel(self.model)
         self.table.setAccessibleName("Events")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
@@ -103,10 +107,22 @@ class EventsPanel(QWidget):
         self.table.setColumnWidth(0, 80)
         self.table.setColumnWidth(1, 80)
         self.count = QLabel("No events yet: open a video and analyse it.")
+        self.add_button = QPushButton("Add", self)
+        self.add_button.setToolTip("Add an event from the In/Out marks, or at the playhead")
+        self.add_button.setAccessibleName("Add an event")
+        self.add_button.clicked.connect(self.addRequested.emit)
+        self.delete_button = QPushButton("Delete", self)
+        self.delete_button.setToolTip("Delete the selected events")
+        self.delete_button.setAccessibleName("Delete the selected events")
+        self.delete_button.clicked.connect(self._delete)
+        row = QHBoxLayout()
+        row.addWidget(self.add_button)
+        row.addWidget(self.delete_button)
+        row.addWidget(self.count, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.table)
-        layout.addWidget(self.count)
+        layout.addLayout(row)
         self.table.selectionModel().currentRowChanged.connect(self._on_row)
         doc.eventsChanged.connect(self._on_events)
         self._syncing = False
@@ -131,5 +147,13 @@ class EventsPanel(QWidget):
             self._syncing = False
 
     def selected_row(self) -> int | None:
-        rows = self.table.selectionModel().selectedRows()
-        return rows[0].row() if rows else None
+        rows = self.selected_rows()
+        return rows[0] if rows else None
+
+    def selected_rows(self) -> list[int]:
+        return sorted(i.row() for i in self.table.selectionModel().selectedRows())
+
+    def _delete(self) -> None:
+        rows = self.selected_rows()
+        if rows:
+            self.deleteRequested.emit(rows)

@@ -96,8 +96,11 @@ class TimelineWidget(QWidget):
         self.fit()
 
     def relayout(self) -> None:
-        """Call after the lanes change: the height follows the number of packed rows."""
-        self.setMinimumHeight(self._content_height() + SCROLL_H)
+        """Call after the lanes change: the height follows the number of packed rows (the
+        layout is touched only when that number changes; otherwise this is one repaint)."""
+        height = self._content_height() + SCROLL_H
+        if height != self.minimumHeight():
+            self.setMinimumHeight(height)
         self.update()
 
     # -- zoom and scroll -------------------------------------------------------------------

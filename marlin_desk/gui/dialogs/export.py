@@ -1,0 +1,119 @@
+"""Export options, chosen per export: preset (or each clip's own), fill for the vertical and
+square presets, mode, subtitles and the output folder (the default comes from Preferences)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+from marlin_desk.gui.panels.clips import preset_names
+
+PER_CLIP = "per clip (as in the bin)"
+FILL_CHOICES = (("crop", "Crop to fill"), ("blur", "Blurred background"))
+MODE_CHOICES = (("exact", "Exact (re-encode, frame-accurate)"),
+                ("fast", "Fast (copy streams, starts on a keyframe)"))
+SUBTITLE_CHOICES = (("none", "None"), ("srt", "SRT file beside the clip"),
+                    ("vtt", "WebVTT file beside the clip"), ("soft", "Soft track in the clip"),
+                    ("burn", "Burned into the picture"))
+
+
+def _combo(choices: tuple[tuple[str, str], ...], name: str) -> QComboBox:
+    box = QComboBox()
+    for value, text in choices:
+        box.addItem(text, value)
+    box.setAccessibleName(name)
+    return box
+
+
+class ExportDialog(QDialog):
+    """Ask how to export `count` clips; `choices()` gives the keyword arguments of
+    MainWindow.export_clips."""
+
+    def __init__(self, count: int, out_dir: str, has_events: bool,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Export {count} clip{'s' if count != 1 else ''}")
+        self.preset = QComboBox()
+        self.preset.setAccessibleName("Preset")
+        self.preset.addItem(PER_CLIP, None)
+        for name in preset_names():
+            self.preset.addItem(name, name)
+        self.fill = _combo(FILL_CHOICES, "Fill")
+        self.fill.setToolTip("How 9:16 and 1:1 clips are filled from a wider picture")
+        self.mode = _combo(MODE_CHOICES, "Mode")
+        self.subtitles = _combo(SUBTITLE_CHOICES, "Subtitles")
+        self.subtitles.setToolTip("Made from the events as edited in the Events panel, "
+                                  "timed from each clip's start")
+        self.folder = QLineEdit(out_dir)
+        self.folder.setAccessibleName("Output folder")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.folder, 1)
+        row.addWidget(browse)
+        form = QFormLayout(self)
+        form.addRow("Preset", self.preset)
+        form.addRow("Fill (9:16, 1:1)", self.fill)
+        form.addRow("Mode", self.mode)
+        form.addRow("Subtitles", self.subtitles)
+        form.addRow("Output folder", row)
+        if not has_events:
+            note = QLabel("There are no events yet: subtitles would be empty.")
+            note.setWordWrap(True)
+            form.addRow(note)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        form.addRow(self.buttons)
+        self.preset.currentIndexChanged.connect(self._update_fill)
+        self.mode.currentIndexChanged.connect(self._update_mode)
+        self._update_fill()
+
+    def _update_fill(self) -> None:
+        preset = self.preset.currentData()
+        self.fill.setEnabled(self.mode.currentData() != "fast"
+                             and (preset is None or preset in ("reels", "square")))
+
+    def _update_mode(self) -> None:
+        """Fast mode copies the streams: it cannot resize, so it keeps the original picture."""
+        fast = self.mode.currentData() == "fast"
+        if fast:
+            self.set_choice(self.preset, "original")
+            if self.subtitles.currentData() == "burn":
+                self.set_choice(self.subtitles, "none")
+        self.preset.setEnabled(not fast)
+        burn = self.subtitles.model().item(self.subtitles.findData("burn"))  # type: ignore[attr-defined]
+        if burn is not None:
+            burn.setEnabled(not fast)
+        self._update_fill()
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export folder", self.folder.text())
+        if folder:
+            self.folder.setText(folder)
+
+    def set_choice(self, box: QComboBox, value: Any) -> None:
+        """Select the item whose value is `value` (tests and remembered choices)."""
+        index = box.findData(value)
+        if index < 0:
+            raise ValueError(f"{value!r} is not a choice of {box.accessibleName()}")
+        box.setCurrentIndex(index)
+
+    def choices(self) -> dict[str, Any]:
+        return {"out_dir": self.folder.text().strip() or None,
+                "preset": self.preset.currentData(), "fill": self.fill.currentData(),
+                "mode": self.mode.currentData(), "subtitles": self.subtitles.currentData()}
