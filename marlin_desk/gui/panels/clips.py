@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.gui.document import Document
+from marlin_desk.gui.panels.doc_table import DocumentTable, Index
 from marlin_desk.gui.panels.export_progress import ExportProgress
 from marlin_desk.gui.timefmt import fmt_time, parse_time
 
 COLUMNS = ("Name", "In", "Out", "Length", "Preset")
-Index = QModelIndex | QPersistentModelIndex
 
 
 def preset_names() -> list[str]:
@@ -37,32 +37,19 @@ def preset_names() -> list[str]:
         return ["original"]
 
 
-class ClipsModel(QAbstractTableModel):
+class ClipsModel(DocumentTable):
+    columns = COLUMNS
     renameRequested = Signal(str, str)
     timesRequested = Signal(str, float, float)
     presetRequested = Signal(str, str)
     editRejected = Signal(str)
 
     def __init__(self, doc: Document) -> None:
-        super().__init__()
         self.doc = doc
-        doc.clipsChanged.connect(self._reset)
+        super().__init__(doc.clipsChanged)
 
-    def _reset(self) -> None:
-        self.beginResetModel()
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(self.doc.clips)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
-        return None
+    def rows(self) -> list[Any]:
+        return self.doc.clips
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

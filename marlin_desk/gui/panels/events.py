@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -19,36 +19,23 @@ from PySide6.QtWidgets import (
 
 from marlin_desk.core.timeline import Event
 from marlin_desk.gui.document import Document
+from marlin_desk.gui.panels.doc_table import DocumentTable, Index
 from marlin_desk.gui.timefmt import fmt_time, parse_time
 
 COLUMNS = ("Start", "End", "Description")
-Index = QModelIndex | QPersistentModelIndex
 
 
-class EventsModel(QAbstractTableModel):
+class EventsModel(DocumentTable):
+    columns = COLUMNS
     editRequested = Signal(int, object)  # row, new Event
     editRejected = Signal(str)
 
     def __init__(self, doc: Document) -> None:
-        super().__init__()
         self.doc = doc
-        doc.eventsChanged.connect(self._reset)
+        super().__init__(doc.eventsChanged)
 
-    def _reset(self) -> None:
-        self.beginResetModel()
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(self.doc.events)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
-        return None
+    def rows(self) -> list[Any]:
+        return self.doc.events
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

@@ -1,0 +1,38 @@
+"""The part every document-backed table model shares: rows from one of the document's lists,
+fixed column titles, and a reset whenever that list changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class DocumentTable(QAbstractTableModel):
+    columns: tuple[str, ...] = ()
+
+    def __init__(self, changed: Any) -> None:
+        super().__init__()
+        changed.connect(self._reset)
+
+    def rows(self) -> list[Any]:
+        """The document's list this table shows."""
+        raise NotImplementedError
+
+    def _reset(self) -> None:
+        self.beginResetModel()
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.rows())
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.columns[section]
+        return None
