@@ -104,12 +104,14 @@ def model_identity(model: str, revision: str | None) -> tuple[str, str]:
 
 
 def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
-               cache: AnalysisCache | None = None, engine: Any = None) -> Workbench:
+               cache: AnalysisCache | None = None, engine: Any = None,
+               info: VideoInfo | None = None) -> Workbench:
     """Probe (clear errors before any model work) and compute the cache key. `engine`: a model
-    already loaded (the app keeps one across videos); `cache`: an open cache to use."""
+    already loaded (the app keeps one across videos); `cache`: an open cache to use; `info`: the
+    video's probe when the caller already has it (the app probes on open)."""
     from marlin_desk.engine.backends import planned_precision
 
-    info = probe(video)
+    info = info if info is not None else probe(video)
     try:
         plan_windows(info.duration, settings.window, settings.overlap,
                      max_window=settings.budget.max_window_seconds)

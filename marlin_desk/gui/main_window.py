@@ -625,7 +625,8 @@ class MainWindow(QMainWindow):
             self.doc.set_analysis(None)
         tokens = int(self.settings.get("caption_tokens"))
         self.analysis_job = self.engine.submit(
-            "analyse", video=self.doc.video, window=float(self.settings.get("window_seconds")),
+            "analyse", video=self.doc.video, info=self.doc.info,
+            window=float(self.settings.get("window_seconds")),
             max_new_tokens=tokens or None, resume=resume)
         return self.analysis_job
 
@@ -647,7 +648,7 @@ class MainWindow(QMainWindow):
         self.search_panel.set_busy(True, f"Searching for “{query}”…")
         tokens = int(self.settings.get("caption_tokens"))
         self.find_job = self.engine.submit(
-            "find", video=self.doc.video, query=query,
+            "find", video=self.doc.video, info=self.doc.info, query=query,
             window=float(self.settings.get("window_seconds")), max_new_tokens=tokens or None)
         return self.find_job
 

@@ -158,7 +158,7 @@ class ModelWorker(QObject):
             session = bench.session if bench is not None and bench.video == params["video"] \
                 else None
             bench = open_video(params["video"], settings, use_cache=self.cache is not None,
-                               cache=self.cache, engine=self.engine)
+                               cache=self.cache, engine=self.engine, info=params.get("info"))
             bench.session = session
             self.bench = bench
         return bench
