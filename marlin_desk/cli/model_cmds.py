@@ -114,8 +114,14 @@ def _print_analysis(doc: dict[str, Any]) -> None:
     print("Events:")
     for e in doc["events"]:
         print(f'  <{e["start"]:.1f} - {e["end"]:.1f}> {e["description"]}')
-    src = "from the cache" if doc.get("cached") else f'in {doc["seconds"]} s'
-    print(f'({len(doc["windows"])} window(s), {src})')
+    n = len(doc["windows"])
+    windows = f'{n} window{"s" if n != 1 else ""}'
+    if doc.get("cached"):
+        print(f"({windows}, from the cache)")
+    elif "seconds" in doc:
+        print(f'({windows} in {doc["seconds"]} s)')
+    else:
+        print(f"({windows})")
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -144,7 +150,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(doc)
     else:
-        _print_analysis({**doc["analysis"], "seconds": "-"})
+        _print_analysis(doc["analysis"])
         for r in doc["find"]:
             spans = ", ".join(f'{s["start"]:.1f}-{s["end"]:.1f}' for s in r["spans"])
             print(f'find "{r["query"]}": {spans}')

@@ -109,12 +109,9 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "auto",
                revision: str | None = None) -> LoadedModel:
     """Load weights (safetensors only) and the processor; no remote code anywhere."""
     import torch
-    import transformers
     from transformers import AutoProcessor, Qwen3_5ForConditionalGeneration
 
-    if not logging.getLogger("marlin_desk").isEnabledFor(logging.DEBUG):
-        transformers.logging.set_verbosity_error()  # its advice is not for our users
-        transformers.logging.disable_progress_bar()  # we report our own progress
+    quiet_transformers()
     folder = locate(model, revision)
     dev, dtype, why = resolve_device(device)
     log.info("loading %s on %s (%s): %s", folder, dev, dtype, why)
@@ -130,11 +127,23 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "auto",
                        pad_id=net.config.pad_token_id)
 
 
+def quiet_transformers() -> None:
+    """transformers' advice (kernels to install, deprecations) and its progress bars are not for
+    our users; `-v` keeps them."""
+    import transformers
+
+    if not logging.getLogger("marlin_desk").isEnabledFor(logging.DEBUG):
+        transformers.logging.set_verbosity_error()
+        transformers.logging.disable_progress_bar()
+
+
 def load_native(folder: Path, device: str, dtype: str, **kwargs: Any) -> tuple[Any, Any]:
     """(model, processor) from a folder with the native class; `kwargs` go to
     `from_pretrained` (e.g. a quantization config). Raises what transformers raises."""
     import torch
     from transformers import AutoProcessor, Qwen3_5ForConditionalGeneration
+
+    quiet_transformers()
 
     placed = "quantization_config" in kwargs or "device_map" in kwargs
     if "quantization_config" in kwargs:

@@ -99,3 +99,16 @@ def test_exit_codes(tiny: str, tmp_path: Path) -> None:
     assert usage.returncode == 2 and "Traceback" not in usage.stderr
     bad_window = run_cli("analyze", str(DATA / "bikes.mp4"), "--model", tiny, "--window", "500")
     assert bad_window.returncode == 2
+
+
+def test_demo_works_offline_and_says_how_to_get_the_real_model(tmp_path: Path) -> None:
+    out = run_cli("demo", "--json", env_extra={"HF_HOME": str(tmp_path / "hf"),
+                                               "MARLIN_DESK_DATA": str(tmp_path / "data")},
+                  cache=tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert "marlin-desk models pull NemoStation/Marlin-2B" in doc["note"]
+    assert doc["engine"]["device"] in {"cpu", "cuda", "mps"}
+    assert doc["probe"]["duration"] == pytest.approx(20.0, abs=0.1)
+    assert len(doc["analysis"]["windows"]) == 1 and doc["analysis"]["windows"][0]["frames"] == 40
+    assert doc["find"][0]["query"]
