@@ -26,6 +26,6 @@ command -v "$PYTHON" >/dev/null || PYTHON=python3
 .venv/bin/python -m pip install -q -e '.[test]'
 
 export QT_QPA_PLATFORM=offscreen
-.venv/bin/ruff check marlin_desk tests bench
+.venv/bin/ruff check marlin_desk tests bench training
 .venv/bin/lint-imports
 .venv/bin/python -m pytest -q -p no:xvfb --durations=15 "$@"

@@ -1,0 +1,248 @@
+"""Train the tiny Marlin-format model on synthetic clips, through the app's own input path.
+
+Every example goes through `engine.inputs.video_prefix` (the frames -> prompt prefix with the
+`<t seconds>` timestamps and the pixel tensors) and `engine.inputs.suffix_ids` (the prompt and
+the assistant opener), exactly what `VideoSession.ask` feeds the model; the answer tokens and
+`<|im_end|>` follow, and only they carry loss. Deterministic for a given --seed and --steps.
+
+    nice -n 15 .venv/bin/python -m training.train --task probe --steps 600 --out runs/probe
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from marlin_desk.engine.inputs import suffix_ids, video_prefix
+from marlin_desk.engine.tiny import build_processor, build_tokenizer, tiny_config
+from training.data import HELD_OUT_BASE, PROBE_COLOURS, TINY_BUDGET, Example, example
+
+
+def encode(processor: Any, ex: Example) -> dict[str, Any]:
+    """One example as the app would send it, plus the answer; `weights` marks loss targets."""
+    tok = processor.tokenizer
+    prefix = video_prefix(processor, ex.frames)
+    suffix = suffix_ids(processor, ex.prompt)[0]
+    answer = tok(ex.answer + "<|im_end|>", add_special_tokens=False,
+                 return_tensors="pt")["input_ids"][0]
+    ids = torch.cat([prefix.inputs["input_ids"][0], suffix, answer])
+    mm = torch.cat([prefix.inputs["mm_token_type_ids"][0],
+                    torch.zeros(len(suffix) + len(answer), dtype=torch.long)])
+    is_answer = torch.zeros(len(ids), dtype=torch.bool)
+    is_answer[len(ids) - len(answer):] = True
+    return {"ids": ids, "mm": mm, "answer": is_answer, "answer_ids": answer,
+            "pixels": prefix.inputs["pixel_values_videos"],
+            "grid": prefix.inputs["video_grid_thw"]}
+
+
+def collate(items: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
+    """Right-padded batch (causal model: padding after the text changes nothing before it)."""
+    n = max(len(it["ids"]) for it in items)
+    ids = torch.full((len(items), n), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(items), n), dtype=torch.long)
+    mm = torch.zeros((len(items), n), dtype=torch.long)
+    answer = torch.zeros((len(items), n), dtype=torch.bool)
+    for i, it in enumerate(items):
+        k = len(it["ids"])
+        ids[i, :k], mask[i, :k], mm[i, :k], answer[i, :k] = it["ids"], 1, it["mm"], it["answer"]
+    return {"input_ids": ids, "attention_mask": mask, "mm_token_type_ids": mm,
+            "pixel_values_videos": torch.cat([it["pixels"] for it in items]),
+            "video_grid_thw": torch.cat([it["grid"] for it in items]), "answer": answer}
+
+
+def batch_for(processor: Any, task: str, seeds: list[int], pad_id: int,
+              max_segments: int = 2, min_segments: int = 1) -> dict[str, Any]:
+    # One clip length per batch (find: 4-12 s), so only the answers differ in length.
+    duration = 4 + seeds[0] % 9 if task == "find" else None
+    return collate([encode(processor, example(task, s, duration, max_segments, min_segments))
+                    for s in seeds],
+                   pad_id)
+
+
+def token_losses(model: Any, batch: dict[str, Any], zero_pixels: bool = False
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(per-target loss, target ids, logits at targets) for the answer tokens of a batch."""
+    pixels = batch["pixel_values_videos"]
+    out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                mm_token_type_ids=batch["mm_token_type_ids"],
+                pixel_values_videos=torch.zeros_like(pixels) if zero_pixels else pixels,
+                video_grid_thw=batch["video_grid_thw"], use_cache=False)
+    logits = out.logits[:, :-1]
+    targets = batch["input_ids"][:, 1:]
+    where = batch["answer"][:, 1:]
+    picked = logits[where]
+    return torch.nn.functional.cross_entropy(picked, targets[where], reduction="none"), \
+        targets[where], picked
+
+
+def classify(tokenizer: Any) -> dict[int, str]:
+    """Answer token -> kind: 'digit', 'colour' (any piece of a colour word), 'format'."""
+    kinds: dict[int, str] = {}
+    for name in PROBE_COLOURS:
+        for t in tokenizer(name, add_special_tokens=False)["input_ids"]:
+            kinds[t] = "colour"
+    for t in range(len(tokenizer)):
+        if tokenizer.decode([t]).strip().isdigit():
+            kinds[t] = "digit"
+    return kinds
+
+
+def vision_report(model: Any, processor: Any) -> dict[str, float]:
+    """Do the merged vision embeddings differ by colour? Mean over each clip's video tokens,
+    then the spread between colours vs the spread within a colour (other seeds/noise)."""
+    from training.data import clip
+
+    feats: dict[str, list[torch.Tensor]] = {}
+    with torch.no_grad():
+        for name in PROBE_COLOURS:
+            for seed in range(3):
+                prefix = video_prefix(processor, clip([(0.0, 4.0, name)], 4.0, HELD_OUT_BASE
+                                                      + 7919 * seed))
+                out = model.model.get_video_features(
+                    pixel_values_videos=prefix.inputs["pixel_values_videos"],
+                    video_grid_thw=prefix.inputs["video_grid_thw"])
+                emb = out.pooler_output if hasattr(out, "pooler_output") else out
+                emb = torch.cat(list(emb)) if isinstance(emb, tuple | list) else emb
+                feats.setdefault(name, []).append(emb.mean(0))
+    centres = torch.stack([torch.stack(v).mean(0) for v in feats.values()])
+    within = torch.stack([torch.stack(v).std(0).norm() for v in feats.values()]).mean()
+    between = torch.cdist(centres, centres)
+    off = between[~torch.eye(len(centres), dtype=torch.bool)]
+    text_norm = model.get_input_embeddings().weight.norm(dim=-1).mean()
+    return {"vision_norm": float(centres.norm(dim=-1).mean()), "text_emb_norm": float(text_norm),
+            "between_colour_dist_min": float(off.min()), "between_colour_dist_mean":
+            float(off.mean()), "within_colour_spread": float(within)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", choices=["probe", "find", "caption"], default="probe")
+    p.add_argument("--steps", type=int, default=600)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--digit-weight", type=float, default=1.0,
+                   help="loss weight of digit tokens in the answer (others 1)")
+    p.add_argument("--max-segments", type=int, default=2, choices=[1, 2],
+                   help="find: coloured segments per clip (1 = the easiest variant)")
+    p.add_argument("--min-segments", type=int, default=1, choices=[1, 2],
+                   help="find: 2 = every clip has two colours, so the query always matters")
+    p.add_argument("--log-every", type=int, default=25)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--init", help="start from this model folder instead of random weights")
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    if args.task == "caption":
+        raise SystemExit("caption: not implemented yet (see training/FINDINGS.md)")
+
+    from transformers import (
+        AutoProcessor,
+        Qwen3_5Config,
+        Qwen3_5ForConditionalGeneration,
+        Qwen3_5Tokenizer,
+    )
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.init:
+        tokenizer = Qwen3_5Tokenizer.from_pretrained(args.init)
+        tokenizer.save_pretrained(out)
+        model = Qwen3_5ForConditionalGeneration.from_pretrained(args.init, dtype=torch.float32)
+        processor = AutoProcessor.from_pretrained(args.init)
+        processor.save_pretrained(out)
+    else:
+        tokenizer = build_tokenizer(out)
+        config = Qwen3_5Config(**tiny_config(tokenizer))
+        model = Qwen3_5ForConditionalGeneration(config)
+        processor = build_processor(out, tokenizer, TINY_BUDGET)
+    config = model.config
+    model.generation_config.eos_token_id = [config.eos_token_id,
+                                            config.text_config.eos_token_id]
+    model.generation_config.pad_token_id = config.pad_token_id
+    model.generation_config.do_sample = False
+    (out / "budget.json").write_text(json.dumps(TINY_BUDGET.to_dict(), indent=1))
+    (out / "train_args.json").write_text(json.dumps(vars(args), indent=1))
+    pad_id = config.pad_token_id
+    kinds = classify(tokenizer)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{n_params / 1e6:.2f} M parameters", flush=True)
+
+    held = batch_for(processor, args.task, [HELD_OUT_BASE + i for i in range(32)], pad_id,
+                     args.max_segments, args.min_segments)
+
+    def held_out(step: int) -> dict[str, Any]:
+        model.eval()
+        with torch.no_grad():
+            real, targets, _ = token_losses(model, held)
+            blind, _, _ = token_losses(model, held, zero_pixels=True)
+        model.train()
+        row: dict[str, Any] = {"step": step, "held_loss": float(real.mean()),
+                               "held_loss_zero_pixels": float(blind.mean())}
+        for kind in ("colour", "digit", "format"):
+            sel = torch.tensor([kinds.get(int(t), "format") == kind for t in targets])
+            if sel.any():
+                row[f"held_{kind}"] = float(real[sel].mean())
+                row[f"held_{kind}_zero_pixels"] = float(blind[sel].mean())
+        return row
+
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / args.warmup) * max(0.1, 1 - s / max(1, args.steps)))
+    log_path = out / "curve.csv"
+    fields = ["step", "seconds", "train_loss", "held_loss", "held_loss_zero_pixels",
+              "held_colour", "held_colour_zero_pixels", "held_digit", "held_digit_zero_pixels",
+              "held_format", "held_format_zero_pixels"]
+    started = time.perf_counter()
+    vision_before = vision_report(model, processor)
+    print("vision before:", vision_before, flush=True)
+    with log_path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields, restval="")
+        writer.writeheader()
+        writer.writerow({**held_out(0), "seconds": 0.0})
+        model.train()
+        running = []
+        for step in range(1, args.steps + 1):
+            seeds = [(args.seed * 1_000_003 + step * 1009 + i) % HELD_OUT_BASE
+                     for i in range(args.batch)]
+            batch = batch_for(processor, args.task, seeds, pad_id, args.max_segments,
+                              args.min_segments)
+            losses, targets, _ = token_losses(model, batch)
+            weights = torch.tensor([args.digit_weight if kinds.get(int(t)) == "digit" else 1.0
+                                    for t in targets])
+            loss = (losses * weights).sum() / weights.sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            running.append(float(losses.mean()))
+            if step % args.log_every == 0 or step == args.steps:
+                row = {**held_out(step), "seconds": round(time.perf_counter() - started, 1),
+                       "train_loss": sum(running) / len(running)}
+                running = []
+                writer.writerow(row)
+                fh.flush()
+                print({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()},
+                      flush=True)
+    model.eval()
+    vision_after = vision_report(model, processor)
+    print("vision after:", vision_after, flush=True)
+    (out / "vision_report.json").write_text(json.dumps(
+        {"before": vision_before, "after": vision_after,
+         "train_seconds": round(time.perf_counter() - started, 1)}, indent=1))
+    model.save_pretrained(out, safe_serialization=True)
+    print(f"saved {out} after {time.perf_counter() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
