@@ -110,7 +110,10 @@ def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
     already loaded (the app keeps one across videos); `cache`: an open cache to use; `info`: the
     video's probe when the caller already has it (the app probes on open)."""
     from marlin_desk.engine.backends import planned_precision
+    from marlin_desk.engine.loader import model_budget
 
+    if settings.budget == TRAINING_BUDGET:  # the model's own budget, when it has another one
+        settings = dataclasses.replace(settings, budget=model_budget(settings.model))
     info = info if info is not None else probe(video)
     try:
         plan_windows(info.duration, settings.window, settings.overlap,

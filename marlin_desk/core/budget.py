@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,12 @@ class VideoBudget:
 
     def to_dict(self) -> dict[str, float | int]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, float | int]) -> VideoBudget:
+        """A budget from its dict form; unknown keys are ignored, missing ones keep defaults."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in known})  # type: ignore[arg-type]
 
 
 TRAINING_BUDGET = VideoBudget()

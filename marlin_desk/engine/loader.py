@@ -7,6 +7,7 @@ class directly and never run remote code.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,21 @@ class LoadedModel:
                 "device": self.device, "dtype": self.dtype, "why": self.why,
                 "precision": self.precision or self.dtype, "fallbacks": list(self.fallbacks),
                 "notes": list(self.notes)}
+
+
+BUDGET_FILE = "budget.json"  # a model trained with another video budget says so here
+
+
+def model_budget(model: str) -> VideoBudget:
+    """The video budget a model was trained with: Marlin-2B's own (TRAINING_BUDGET), unless the
+    model's folder carries a budget.json (the small test models trained in training/ do)."""
+    path = Path(model).expanduser() / BUDGET_FILE
+    if not path.is_file():
+        return TRAINING_BUDGET
+    try:
+        return VideoBudget.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError) as exc:
+        raise ModelUnavailable(f"{path} is not a valid video budget: {exc}") from exc
 
 
 def resolve_device(device: str = "auto") -> tuple[str, str, str]:

@@ -1,0 +1,40 @@
+"""A model folder trained with another video budget (budget.json) is fed with that budget."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
+from marlin_desk.core.errors import ModelUnavailable
+from marlin_desk.engine.loader import model_budget
+from marlin_desk.workflows import JobSettings, analyze, open_video
+from tests.videos import make_video
+
+SMALL = VideoBudget(min_pixels=32 * 32, max_pixels=64 * 64)
+
+
+def test_budget_json_round_trip_and_default(tmp_path: Path) -> None:
+    assert model_budget(str(tmp_path)) == TRAINING_BUDGET
+    assert model_budget("NemoStation/Marlin-2B") == TRAINING_BUDGET
+    (tmp_path / "budget.json").write_text(json.dumps({**SMALL.to_dict(), "note": "x"}))
+    assert model_budget(str(tmp_path)) == SMALL
+    (tmp_path / "budget.json").write_text("{not json")
+    with pytest.raises(ModelUnavailable):
+        model_budget(str(tmp_path))
+
+
+def test_analysis_uses_the_models_own_budget(tiny_model_dir: Path, tmp_path: Path) -> None:
+    model = tmp_path / "small-budget-model"
+    shutil.copytree(tiny_model_dir, model)
+    (model / "budget.json").write_text(json.dumps(SMALL.to_dict()))
+    video = make_video(tmp_path / "v.mp4", size=(320, 240), fps=10, duration=4.0)
+    bench = open_video(str(video), JobSettings(model=str(model), device="cpu"), use_cache=False)
+    assert bench.settings.budget == SMALL and bench.key.settings["budget"] == SMALL.to_dict()
+    bench.settings.caption_tokens = 8
+    analysis, _ = analyze(bench)
+    t, h, w = analysis.windows[0].grid
+    assert (h * 16) * (w * 16) <= SMALL.max_pixels  # 64x64 at most, not 448x448
