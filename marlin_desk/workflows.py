@@ -29,6 +29,18 @@ LONG_RUN_SECONDS = 120.0  # CPU runs estimated longer than this are announced
 PROMPT_VERSION = 1  # bump when the prompts or their parsing change what is cached
 
 
+@dataclass(frozen=True)
+class ServerSettings:
+    """Where `--backend remote` sends the windows (an OpenAI-compatible server, e.g. vLLM)."""
+
+    url: str
+    served_model: str | None = None  # None: the server's only model (asked at open)
+    api_key: str | None = None
+    concurrency: int = 4  # windows in flight per video
+    clip_dir: str | None = None  # a folder the server reads too: file URLs instead of uploads
+    timeout: float | None = None  # seconds per request (None: the client's default)
+
+
 @dataclass
 class JobSettings:
     """Everything that decides an answer, hence part of the cache key."""
@@ -43,6 +55,7 @@ class JobSettings:
     # auto|gptq|bnb4|bf16|fp32|sdnq. Not in cache_settings: what it changes in the answers is
     # the numeric precision, which is the cache key's own `precision` field.
     backend: str = "auto"
+    server: ServerSettings | None = None  # with backend "remote"
 
     def cache_settings(self) -> dict[str, Any]:
         return {"window": self.window, "overlap": self.overlap, "budget": self.budget.to_dict(),
@@ -73,6 +86,14 @@ class Workbench:
             from marlin_desk.engine.backends import load_best
             from marlin_desk.engine.session import VideoSession
 
+            if self.engine is None and is_remote(self.settings):
+                self.engine = connect_server(self.settings)
+            if is_remote(self.settings):
+                from marlin_desk.remote.session import RemoteSession
+
+                self.session = RemoteSession(self.engine, self.video, info=self.info,
+                                             budget=self.settings.budget)
+                return self.session
             if self.engine is None:
                 self.engine = load_best(self.settings.model, self.settings.backend,
                                         self.settings.device, revision=self.settings.revision)
@@ -82,6 +103,12 @@ class Workbench:
                                         budget=self.settings.budget)
         return self.session
 
+    def close(self) -> None:
+        """Free what the open session keeps (prefills, clips); the model stays loaded."""
+        if self.session is not None:
+            self.session.forget()
+            self.session = None
+
     def _rekey(self) -> None:
         """The key was computed from the planned backend; a fallback changes the precision,
         and the answers must be stored under what really ran."""
@@ -90,6 +117,29 @@ class Workbench:
             log.info("cache key precision %s -> %s (backend fallback)", self.key.precision,
                      precision)
             self.key = dataclasses.replace(self.key, precision=precision)
+
+
+def is_remote(settings: JobSettings) -> bool:
+    return settings.backend == "remote"
+
+
+def connect_server(settings: JobSettings) -> Any:
+    """The remote engine for these settings: checks the server answers and serves the model."""
+    from marlin_desk.remote.session import connect
+
+    server = settings.server
+    if server is None or not server.url:
+        raise BadInput("--backend remote needs --url http://HOST:PORT/v1 (the server's address)")
+    return connect(server.url, server.served_model, api_key=server.api_key,
+                   concurrency=server.concurrency, clip_dir=server.clip_dir,
+                   timeout=server.timeout)
+
+
+def _served_name(settings: JobSettings, engine: Any) -> str:
+    if engine is not None:
+        return engine.served.name
+    assert settings.server is not None and settings.server.served_model is not None
+    return settings.server.served_model
 
 
 def model_identity(model: str, revision: str | None) -> tuple[str, str]:
@@ -112,17 +162,26 @@ def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
     from marlin_desk.engine.backends import planned_precision
     from marlin_desk.engine.loader import model_budget
 
+    remote = is_remote(settings)
+    if remote and engine is None and (settings.server is None or not settings.server.served_model):
+        engine = connect_server(settings)  # to learn the model's name (and its folder)
     if settings.budget == TRAINING_BUDGET:  # the model's own budget, when it has another one
-        settings = dataclasses.replace(settings, budget=model_budget(settings.model))
+        # a server's model folder, when this machine sees it, tells its budget too
+        folder = engine.served.root if remote and engine is not None else settings.model
+        settings = dataclasses.replace(settings, budget=model_budget(folder))
     info = info if info is not None else probe(video)
     try:
         plan_windows(info.duration, settings.window, settings.overlap,
                      max_window=settings.budget.max_window_seconds)
     except ValueError as exc:
         raise BadInput(str(exc)) from exc
-    precision = engine_precision(engine) if engine is not None else \
-        planned_precision(settings.model, settings.backend, settings.device)
-    model_id, revision = model_identity(settings.model, settings.revision)
+    if remote:  # served models are named by the server; their dtype is not reported
+        precision, revision = "remote", "server"
+        model_id = f"remote:{_served_name(settings, engine)}"
+    else:
+        precision = engine_precision(engine) if engine is not None else \
+            planned_precision(settings.model, settings.backend, settings.device)
+        model_id, revision = model_identity(settings.model, settings.revision)
     key = CacheKey.for_file(video, model_id, revision, precision, settings.cache_settings())
     if use_cache and cache is None:
         cache = AnalysisCache()
@@ -169,7 +228,8 @@ def analyze(bench: Workbench, *, on_window: Callable[[WindowResult], None] | Non
     analysis = pipeline.analyze(session, bench.settings.window, bench.settings.overlap,
                                 done=done, on_window=keep, on_progress=on_progress,
                                 should_stop=should_stop,
-                                max_new_tokens=bench.settings.caption_tokens)
+                                max_new_tokens=bench.settings.caption_tokens,
+                                concurrency=session.max_concurrency)
     analysis.video = bench.video
     if cache is not None:
         _quietly(cache.complete, bench.key, analysis)
@@ -230,7 +290,8 @@ def find(bench: Workbench, queries: list[str], *, top: int | None = None,
     if todo:
         session = bench.ensure_session()
         for result in pipeline.find(session, todo, bench.settings.window, bench.settings.overlap,
-                                    on_progress=on_progress, should_stop=should_stop):
+                                    on_progress=on_progress, should_stop=should_stop,
+                                    concurrency=session.max_concurrency):
             answers[result.query] = result
             if cache is not None:
                 _quietly(cache.put_find, bench.key, result.query, result.spans,

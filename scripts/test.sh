@@ -24,6 +24,9 @@ command -v "$PYTHON" >/dev/null || PYTHON=python3
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
+# vLLM's CPU build in its own environment (.venv-vllm) for the real-server tests in tests/remote/:
+# about 3 minutes and 3.5 GB the first time, seconds once it exists.
+bash scripts/vllm_env.sh
 
 export QT_QPA_PLATFORM=offscreen
 .venv/bin/ruff check marlin_desk tests bench training

@@ -14,6 +14,9 @@ def register(subparsers: Any) -> None:
     tiny = actions.add_parser("tiny-model", help="build a tiny random Marlin-format model offline")
     tiny.add_argument("dir", help="output folder")
     tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--vllm", action="store_true",
+                      help="the variant vLLM's CPU build can serve too (DeltaNet head dims 64, "
+                           "bf16 weights); the app loads it as well")
     tiny.add_argument("--json", action="store_true")
     tiny.set_defaults(func=run_tiny)
 
@@ -22,10 +25,10 @@ def run_tiny(args: argparse.Namespace) -> int:
     from marlin_desk.engine.tiny import build_tiny_model
 
     progress(f"building a tiny model in {args.dir} ...")
-    out = build_tiny_model(args.dir, seed=args.seed)
+    out = build_tiny_model(args.dir, seed=args.seed, for_vllm=args.vllm)
     files = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
     if args.json:
-        emit_json({"dir": str(out), "files": files})
+        emit_json({"dir": str(out), "files": files, "vllm": args.vllm})
     else:
         print(f"tiny model written to {out} ({sum(files.values()) / 1e6:.1f} MB)")
     return 0

@@ -26,6 +26,8 @@ COMMAND_MODULES = [
     "marlin_desk.cli.export_cmd",
     "marlin_desk.cli.cache_cmd",
     "marlin_desk.cli.gui_cmds",
+    "marlin_desk.cli.batch_cmd",
+    "marlin_desk.cli.serve_cmd",
 ]
 
 

@@ -12,7 +12,8 @@ from marlin_desk.cli.common import emit_json, progress
 DEMO_QUERY = "the screen turns blue"
 
 
-def _model_options(parser: argparse.ArgumentParser) -> None:
+def model_options(parser: argparse.ArgumentParser, *, window_concurrency: bool = True) -> None:
+    """The options that choose the model and how it runs (analyze, find, batch)."""
     from marlin_desk.engine.loader import DEFAULT_MODEL
 
     parser.add_argument("--model", default=DEFAULT_MODEL,
@@ -20,9 +21,27 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
     parser.add_argument(
-        "--backend", default="auto", choices=["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq"],
+        "--backend", default="auto",
+        choices=["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq", "remote"],
         help="how the model runs: auto picks GPTQ 4-bit on CUDA, then bitsandbytes NF4, then "
-             "16-bit, then FP32 on CPU; the JSON's engine says which ran and why")
+             "16-bit, then FP32 on CPU; remote sends the windows to a server (--url); the "
+             "JSON's engine says which ran and why")
+    server = parser.add_argument_group("remote backend (an OpenAI-compatible server, e.g. vLLM)")
+    server.add_argument("--url", default=os.environ.get("MARLIN_SERVER_URL"),
+                        help="the server's API address, e.g. http://HOST:8000/v1 (implies "
+                             "--backend remote; default $MARLIN_SERVER_URL)")
+    server.add_argument("--api-key", default=os.environ.get("MARLIN_API_KEY"),
+                        help="the server's API key, if it has one (default $MARLIN_API_KEY)")
+    server.add_argument("--served-model", default=None,
+                        help="the model name the server serves (default: its only model)")
+    if window_concurrency:  # batch has its own --concurrency: videos at once
+        server.add_argument("--concurrency", type=int, default=4, dest="window_concurrency",
+                            help="windows in flight per video (default 4)")
+    server.add_argument("--clip-dir", default=None,
+                        help="a folder the server can read too (--allowed-local-media-path): "
+                             "clips are passed as file URLs instead of uploaded")
+    server.add_argument("--timeout", type=float, default=None,
+                        help="seconds to wait for one answer (default 600)")
     parser.add_argument("--window", type=float, default=120.0,
                         help="window length in seconds (at most 120: the model's 240 frames)")
     parser.add_argument("--overlap", type=float, default=0.0, help="window overlap in seconds")
@@ -33,14 +52,14 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 def register(subparsers: Any) -> None:
     analyze = subparsers.add_parser("analyze", help="scene and time-stamped events of a video")
     analyze.add_argument("video")
-    _model_options(analyze)
+    model_options(analyze)
     analyze.set_defaults(func=run_analyze)
 
     find = subparsers.add_parser("find", help="rank the moments that match plain-language queries")
     find.add_argument("video")
     find.add_argument("queries", nargs="+", metavar="QUERY")
     find.add_argument("--top", type=int, default=None, help="keep the K best spans per query")
-    _model_options(find)
+    model_options(find)
     find.set_defaults(func=run_find)
 
     demo = subparsers.add_parser(
@@ -49,12 +68,29 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(func=run_demo)
 
 
-def _settings(args: argparse.Namespace) -> Any:
-    from marlin_desk.workflows import JobSettings
+def job_settings(args: argparse.Namespace) -> Any:
+    """JobSettings from the model options (the cache key: analyze, find and batch agree)."""
+    from marlin_desk.core.errors import BadInput
+    from marlin_desk.workflows import JobSettings, ServerSettings
 
+    backend = getattr(args, "backend", "auto")
+    url = getattr(args, "url", None)
+    if url and backend == "auto":
+        backend = "remote"
+    server = None
+    if backend == "remote":
+        if not url:
+            raise BadInput("--backend remote needs --url http://HOST:PORT/v1 (the server's "
+                           "address; see docs/serving.md)")
+        concurrency = getattr(args, "window_concurrency", 4)
+        if concurrency < 1:
+            raise BadInput("--concurrency must be at least 1")
+        server = ServerSettings(url=url, served_model=args.served_model, api_key=args.api_key,
+                                concurrency=concurrency, clip_dir=args.clip_dir,
+                                timeout=args.timeout)
     return JobSettings(model=args.model, device=args.device, window=args.window,
-                       overlap=args.overlap, revision=args.revision,
-                       backend=getattr(args, "backend", "auto"))
+                       overlap=args.overlap, revision=args.revision, backend=backend,
+                       server=server)
 
 
 def _notes(bench: Any) -> list[str]:
@@ -72,7 +108,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     from marlin_desk.workflows import analyze, open_video
 
     started = time.perf_counter()
-    bench = open_video(args.video, _settings(args), use_cache=not args.no_cache)
+    bench = open_video(args.video, job_settings(args), use_cache=not args.no_cache)
     for note in bench.notes:
         progress(note)
     analysis, cached = analyze(bench, on_progress=_report)
@@ -93,7 +129,7 @@ def run_find(args: argparse.Namespace) -> int:
         from marlin_desk.core.errors import BadInput
 
         raise BadInput("--top must be at least 1")
-    bench = open_video(args.video, _settings(args), use_cache=not args.no_cache)
+    bench = open_video(args.video, job_settings(args), use_cache=not args.no_cache)
     results = find(bench, args.queries, top=args.top, on_progress=_report)
     doc = {"video": args.video, "duration": round(bench.info.duration, 3), "model": args.model,
            "engine": bench.engine.describe() if bench.engine else None,

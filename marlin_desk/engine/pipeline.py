@@ -2,14 +2,19 @@
 
 Results stream out through callbacks window by window, so a timeline can fill while the work goes
 on; `should_stop` is polled between windows and between generated tokens.
+
+A session is the local `VideoSession` or a server's `RemoteSession` (same methods). A server
+answers several windows at once, so jobs run `concurrency` at a time when the session allows
+it; callbacks are always called from the caller's thread.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from marlin_desk.core.errors import Cancelled
 from marlin_desk.core.parsing import parse_caption, parse_find
@@ -31,6 +36,8 @@ from marlin_desk.core.windows import (
     summarize_scenes,
 )
 from marlin_desk.engine.session import OnNote, ShouldStop, VideoSession
+
+T = TypeVar("T")
 
 # A span whose digit tokens average below this log-probability (about 1 chance in 3 per digit)
 # is flagged: the model always answers with a span, even for an absent event.
@@ -86,15 +93,15 @@ def caption_window(session: VideoSession, window: Window,
     is retried with a smaller frame budget (`on_note` hears of it; WindowResult.frames and
     grid show what was used)."""
     answer = session.ask_retrying(window, CAPTION_PROMPT, max_new_tokens, should_stop, on_note)
-    state = session.prefill(window)
+    facts = session.facts(window)
     parsed = parse_caption(answer.text, clip_duration=window.duration)
     return WindowResult(
         index=window.index, start=window.start, end=window.end, raw=answer.text,
         format_ok=parsed.format_ok, scene=parsed.scene,
         events=shift_events(parsed.events, window.start),
-        frames=len(state.frame_times), frame_times=list(state.frame_times),
-        grid=state.prefix.grid, video_tokens=state.prefix.video_tokens,
-        prompt_tokens=answer.prompt_tokens, seconds=state.seconds + answer.seconds,
+        frames=len(facts.frame_times), frame_times=list(facts.frame_times),
+        grid=facts.grid, video_tokens=facts.video_tokens,
+        prompt_tokens=answer.prompt_tokens, seconds=facts.seconds + answer.seconds,
         new_tokens=answer.new_tokens,
     )
 
@@ -104,7 +111,7 @@ def analyze(session: VideoSession, window: float = 120.0, overlap: float = 0.0, 
             on_window: Callable[[WindowResult], None] | None = None,
             on_progress: Callable[[Progress], None] | None = None,
             should_stop: ShouldStop | None = None,
-            max_new_tokens: int = CAPTION_MAX_NEW_TOKENS) -> Analysis:
+            max_new_tokens: int = CAPTION_MAX_NEW_TOKENS, concurrency: int = 1) -> Analysis:
     """Caption every window (skipping those in `done`, e.g. from the cache) and merge."""
     plan = windows_for(session, window, overlap)
     results: dict[int, WindowResult] = dict(done or {})
@@ -115,19 +122,18 @@ def analyze(session: VideoSession, window: float = 120.0, overlap: float = 0.0, 
             on_progress(Progress(len(results), len(plan), tokens,
                                  time.perf_counter() - started, message))
 
-    for w in plan:
-        if w.index in results:
-            continue
-        if should_stop and should_stop():
-            raise Cancelled("analysis cancelled")
-        result = caption_window(session, w, should_stop, max_new_tokens, on_note=note)
-        results[w.index] = result
+    todo = [w for w in plan if w.index not in results]
+    jobs = [lambda w=w: caption_window(session, w, should_stop, max_new_tokens, on_note=note)
+            for w in todo]
+    for _, result in run_jobs(jobs, _workers(session, concurrency), should_stop,
+                              "analysis cancelled"):
+        results[result.index] = result
         tokens += result.new_tokens
         if on_window:
             on_window(result)
         if on_progress:
             on_progress(Progress(len(results), len(plan), tokens, time.perf_counter() - started,
-                                 f"window {w.index + 1} of {len(plan)}"))
+                                 f"window {result.index + 1} of {len(plan)}"))
     ordered = [results[w.index] for w in plan]
     events = merge_events([e for r in ordered for e in r.events])
     return Analysis(duration=session.info.duration, model=session.engine.model_id,
@@ -137,7 +143,7 @@ def analyze(session: VideoSession, window: float = 120.0, overlap: float = 0.0, 
 
 def find(session: VideoSession, queries: list[str], window: float = 120.0, overlap: float = 0.0,
          *, top: int | None = None, on_progress: Callable[[Progress], None] | None = None,
-         should_stop: ShouldStop | None = None) -> list[QueryResult]:
+         should_stop: ShouldStop | None = None, concurrency: int = 1) -> list[QueryResult]:
     """Run every query in every window from the window's reused prefill; rank by the model's own
     confidence. Windows are the outer loop so that each prefill is computed once for all
     queries even when not every window fits in memory."""
@@ -145,34 +151,72 @@ def find(session: VideoSession, queries: list[str], window: float = 120.0, overl
     per_query: dict[str, list[Span]] = {q: [] for q in queries}
     raw: dict[str, list[dict[str, Any]]] = {q: [] for q in queries}
     seconds: dict[str, float] = dict.fromkeys(queries, 0.0)
-    started, tokens, steps = time.perf_counter(), 0, len(plan) * len(queries)
-    for w in plan:
-        for q in queries:
-            if should_stop and should_stop():
-                raise Cancelled("search cancelled")
-            done_before = w.index * len(queries) + queries.index(q)
+    started, tokens, steps, finished = time.perf_counter(), 0, len(plan) * len(queries), 0
 
-            def note(message: str, done: int = done_before, used: int = tokens) -> None:
-                if on_progress:
-                    on_progress(Progress(done, steps, used, time.perf_counter() - started,
-                                         message))
+    def note(message: str) -> None:
+        if on_progress:
+            on_progress(Progress(finished, steps, tokens, time.perf_counter() - started, message))
 
-            answer = session.ask_retrying(w, find_prompt(q), FIND_MAX_NEW_TOKENS, should_stop,
-                                          on_note=note)
-            seconds[q] += answer.seconds
-            tokens += answer.new_tokens
-            parsed = parse_find(answer.text, clip_duration=w.duration)
-            score = answer.number_logprob if answer.number_logprob is not None \
-                else answer.mean_logprob
-            raw[q].append({"window": w.index, "raw": answer.text, "format_ok": parsed.format_ok,
-                           "score": round(score, 4)})
-            if parsed.span is not None:
-                span = shift_span(parsed.span, w.start)
-                per_query[q].append(Span(span.start, span.end, score, w.index,
-                                         score < LOW_CONFIDENCE_LOGPROB))
-            if on_progress:
-                done = w.index * len(queries) + queries.index(q) + 1
-                on_progress(Progress(done, steps, tokens, time.perf_counter() - started,
-                                     f"window {w.index + 1} of {len(plan)}: {q}"))
+    pairs = [(w, q) for w in plan for q in queries]
+    jobs = [lambda w=w, q=q: session.ask_retrying(w, find_prompt(q), FIND_MAX_NEW_TOKENS,
+                                                  should_stop, on_note=note)
+            for w, q in pairs]
+    answers: dict[int, Any] = {}
+    for i, answer in run_jobs(jobs, _workers(session, concurrency), should_stop,
+                              "search cancelled"):
+        answers[i] = answer
+        finished += 1
+        tokens += answer.new_tokens
+        w, q = pairs[i]
+        note(f"window {w.index + 1} of {len(plan)}: {q}")
+    for i, (w, q) in enumerate(pairs):  # in plan order, whatever order the answers came in
+        answer = answers[i]
+        seconds[q] += answer.seconds
+        parsed = parse_find(answer.text, clip_duration=w.duration)
+        score = answer.score
+        raw[q].append({"window": w.index, "raw": answer.text, "format_ok": parsed.format_ok,
+                       "score": round(score, 4)})
+        if parsed.span is not None:
+            span = shift_span(parsed.span, w.start)
+            per_query[q].append(Span(span.start, span.end, score, w.index,
+                                     score < LOW_CONFIDENCE_LOGPROB))
     return [QueryResult(q, rank_spans(merge_spans(per_query[q]), top), seconds[q], raw[q])
             for q in queries]
+
+
+def _workers(session: Any, concurrency: int) -> int:
+    """A local model answers one window at a time; a server several."""
+    return max(1, min(concurrency, getattr(session, "max_concurrency", 1)))
+
+
+def run_jobs(jobs: list[Callable[[], T]], workers: int, should_stop: ShouldStop | None,
+             cancelled: str) -> Iterator[tuple[int, T]]:
+    """(index, result) for each job as it finishes, at most `workers` running at once. A failure
+    or a stop cancels the jobs not yet started and is raised here, in the caller's thread;
+    jobs already running are not waited for (a server request cannot be taken back)."""
+    if workers <= 1:
+        for i, job in enumerate(jobs):
+            if should_stop and should_stop():
+                raise Cancelled(cancelled)
+            yield i, job()
+        return
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="marlin-window")
+    pending: dict[Future[T], int] = {}
+    try:
+        waiting = iter(enumerate(jobs))
+        for i, job in waiting:
+            pending[pool.submit(job)] = i
+            if len(pending) >= workers:
+                break
+        while pending:
+            finished, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
+            if should_stop and should_stop():
+                raise Cancelled(cancelled)
+            for future in finished:
+                i = pending.pop(future)
+                yield i, future.result()
+                nxt = next(waiting, None)
+                if nxt is not None:
+                    pending[pool.submit(nxt[1])] = nxt[0]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

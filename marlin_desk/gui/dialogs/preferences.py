@@ -1,4 +1,5 @@
-"""Preferences: backend, device, model, window length, export folder, default preset, theme."""
+"""Preferences: backend (and its server), device, model, window length, export folder, default
+preset, theme."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
@@ -25,8 +27,19 @@ class PreferencesDialog(QDialog):
         self.setWindowTitle("Preferences")
         self.settings = settings
         self.backend = QComboBox()
-        self.backend.addItems(["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq"])
+        self.backend.addItems(["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq", "remote"])
         self.backend.setCurrentText(settings.get("backend"))
+        # the remote backend's server (docs/serving.md); used only when the backend is remote
+        self.server_url = QLineEdit(settings.get("server_url"))
+        self.server_url.setPlaceholderText("http://HOST:8000/v1")
+        self.server_model = QLineEdit(settings.get("server_model"))
+        self.server_model.setPlaceholderText("empty: the server's only model")
+        self.server_api_key = QLineEdit(settings.get("server_api_key"))
+        self.server_api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.server_api_key.setPlaceholderText("only if the server was started with --api-key")
+        self.server_concurrency = QSpinBox()
+        self.server_concurrency.setRange(1, 64)
+        self.server_concurrency.setValue(int(settings.get("server_concurrency")))
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda", "mps"])
         self.device.setCurrentText(settings.get("device"))
@@ -56,11 +69,24 @@ class PreferencesDialog(QDialog):
             form.addRow(label, widget)
         self.model.setAccessibleName("Model")
         form.insertRow(2, "Model", model_row)
+        for row, (label, widget) in enumerate((
+                ("Server URL", self.server_url), ("Served model", self.server_model),
+                ("Server API key", self.server_api_key),
+                ("Windows in flight", self.server_concurrency)), start=1):
+            widget.setAccessibleName(label)
+            form.insertRow(row, label, widget)
+        self.backend.currentTextChanged.connect(self._show_server)
+        self._show_server(self.backend.currentText())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
+
+    def _show_server(self, backend: str) -> None:
+        for widget in (self.server_url, self.server_model, self.server_api_key,
+                       self.server_concurrency):
+            widget.setEnabled(backend == "remote")
 
     def _browse_model(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Model folder")
@@ -76,4 +102,8 @@ class PreferencesDialog(QDialog):
         s.set("export_dir", self.export_dir.text().strip())
         s.set("default_preset", self.preset.currentText())
         s.set("theme", self.theme.currentText())
+        s.set("server_url", self.server_url.text().strip())
+        s.set("server_model", self.server_model.text().strip())
+        s.set("server_api_key", self.server_api_key.text().strip())
+        s.set("server_concurrency", self.server_concurrency.value())
         super().accept()
