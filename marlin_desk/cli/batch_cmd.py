@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from marlin_desk.cli.common import emit_json, progress
+from marlin_desk.cli.common import emit_json, progress, run_in_worker
 
 EXIT_SOME_FAILED = 6  # 4 is out of GPU memory, 5 a failing server
 EXIT_CANCELLED = 130
@@ -101,32 +101,16 @@ def _run_interruptibly(videos: list[str], settings: Any, reporter: _Reporter) ->
     from marlin_desk.batch_analysis import run_batch
 
     stop = threading.Event()
-    finished = threading.Event()
-    box: dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            box["report"] = run_batch(videos, settings, on_progress=reporter.progress,
-                                      on_result=reporter.result, should_stop=stop.is_set)
-        except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
-            box["error"] = exc
-        finally:
-            finished.set()
+    def interrupted() -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # a second Ctrl-C: main() says "cancelled" and exits 130
+        stop.set()
+        progress("stopping after the current step (Ctrl-C again to quit at once)...")
 
-    threading.Thread(target=work, name="batch", daemon=True).start()
-    while True:
-        try:
-            while not finished.wait(0.2):
-                pass
-            break
-        except KeyboardInterrupt:
-            if stop.is_set():
-                raise  # a second Ctrl-C: main() says "cancelled" and exits 130
-            stop.set()
-            progress("stopping after the current step (Ctrl-C again to quit at once)...")
-    if "error" in box:
-        raise box["error"]
-    return box["report"]
+    return run_in_worker(lambda: run_batch(videos, settings, on_progress=reporter.progress,
+                                           on_result=reporter.result, should_stop=stop.is_set),
+                         interrupted, "batch")
 
 
 def _finish(report: Any) -> int:

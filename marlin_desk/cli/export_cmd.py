@@ -14,11 +14,10 @@ import argparse
 import json
 import re
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
-from marlin_desk.cli.common import emit_json, progress
+from marlin_desk.cli.common import emit_json, progress, run_in_worker
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event, Span
 
@@ -268,33 +267,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _run_interruptibly(queue: Any) -> list[Any]:
-    """Run the queue on a worker thread so that Ctrl-C cancels it cleanly from this one.
-
-    Waiting is on an Event, not `Thread.join`: a join interrupted by KeyboardInterrupt can leave
-    the thread looking finished while it still runs.
-    """
-    box: dict[str, Any] = {}
-    finished = threading.Event()
-
-    def work() -> None:
-        try:
-            box["results"] = queue.run()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the main thread
-            box["error"] = exc
-        finally:
-            finished.set()
-
-    threading.Thread(target=work, name="export", daemon=True).start()
-    while True:
-        try:
-            while not finished.wait(0.2):
-                pass
-            break
-        except KeyboardInterrupt:
-            queue.cancel()  # the worker stops FFmpeg, removes the partial file and returns
-    if "error" in box:
-        raise box["error"]
-    return box["results"]
+    """Run the queue on a worker thread so that Ctrl-C cancels it cleanly from this one (the
+    worker stops FFmpeg, removes the partial file and returns)."""
+    return run_in_worker(queue.run, queue.cancel, "export")
 
 
 class _Bars:

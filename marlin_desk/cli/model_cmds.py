@@ -131,7 +131,8 @@ def run_find(args: argparse.Namespace) -> int:
         raise BadInput("--top must be at least 1")
     bench = open_video(args.video, job_settings(args), use_cache=not args.no_cache)
     results = find(bench, args.queries, top=args.top, on_progress=_report)
-    doc = {"video": args.video, "duration": round(bench.info.duration, 3), "model": args.model,
+    model = bench.engine.model_id if bench.engine else args.model
+    doc = {"video": args.video, "duration": round(bench.info.duration, 3), "model": model,
            "engine": bench.engine.describe() if bench.engine else None,
            "queries": [r.to_json() for r in results], "notes": _notes(bench)}
     if args.json:
