@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from marlin_desk.core.budget import VideoBudget
-from marlin_desk.core.prompts import find_prompt
+from marlin_desk.core.prompts import CAPTION_PROMPT, find_prompt
 from marlin_desk.media.sampling import SampledFrames, frame_size_for
 
 # The tiny model's budget: frames of 32x32 up to 64x64 (1 to 4 language tokens per frame pair)
@@ -72,10 +72,12 @@ def probe_example(seed: int) -> Example:
 
 
 def find_segments(rng: random.Random, duration: int, max_segments: int = 2,
-                  min_segments: int = 1) -> list[Segment]:
-    """1-2 coloured segments of whole seconds on black, different colours, black between."""
-    count = 1 if duration < 5 or max_segments == 1 else rng.choice([1, 2])
-    count = max(count, min_segments)
+                  min_segments: int = 1, count: int | None = None) -> list[Segment]:
+    """1-2 (or `count`) coloured segments of whole seconds on black, different colours, black
+    between."""
+    if count is None:
+        count = 1 if duration < 5 or max_segments == 1 else rng.choice([1, 2])
+        count = max(count, min_segments)
     names = rng.sample(FIND_COLOURS, count)
     while True:  # whole-second cut points: start/end of each segment, gaps of >= 1 s
         cuts = sorted(rng.sample(range(0, duration + 1), 2 * count))
@@ -87,24 +89,94 @@ def find_segments(rng: random.Random, duration: int, max_segments: int = 2,
 
 
 def find_example(seed: int, duration: int | None = None, max_segments: int = 2,
-                 min_segments: int = 1) -> Example:
-    """Round 2's easy find task: 4-12 s, find one of the coloured segments."""
+                 min_segments: int = 1, two_segment_share: float | None = None,
+                 max_duration: int = 12, max_count: int = 2, ask: int | None = None
+                 ) -> Example:
+    """Round 2's easy find task: 4-12 s (or up to max_duration), find one coloured segment.
+
+    With `two_segment_share` set, each clip independently has several segments with that
+    probability (2, or 2..max_count where the clip is long enough) and one otherwise (the
+    min/max segment arguments are then ignored)."""
     rng = random.Random(seed)
-    duration = duration or rng.randint(4, 12)
-    segments = find_segments(rng, duration, max_segments, min_segments)
+    duration = duration or rng.randint(4, max_duration)
+    count = None
+    if two_segment_share is not None:
+        side = random.Random(seed * 7 + 3)
+        count = 1
+        if side.random() < two_segment_share:
+            count = side.randint(2, max(2, min(max_count, (duration + 1) // 2)))
+    segments = find_segments(rng, duration, max_segments, min_segments, count)
     start, end, name = rng.choice(segments)
+    if ask is not None:  # paired training: the clip's segments in a seeded order, pick one
+        order = random.Random(seed * 13 + 1).sample(segments, len(segments))
+        start, end, name = order[ask % len(order)]
     prompt = find_prompt(f"the {name} screen")
     answer = f"From {start:.1f} to {end:.1f}."
     return Example(clip(segments, float(duration), seed), prompt, answer, segments, (start, end))
 
 
+FIXED_LAYOUT: list[Segment] = [(0.0, 1.0, "red"), (2.0, 3.0, "green"), (4.0, 5.0, "blue"),
+                               (6.0, 7.0, "yellow")]
+
+
+def fixed_layout_example(seed: int) -> Example:
+    """A diagnostic find task where only the query matters: every clip is the same 8 s layout
+    (FIXED_LAYOUT), so the answer is a function of the asked colour alone. Can the query's
+    colour reach the answer positions at all?"""
+    rng = random.Random(seed)
+    start, end, name = rng.choice(FIXED_LAYOUT)
+    return Example(clip(FIXED_LAYOUT, 8.0, seed), find_prompt(f"the {name} screen"),
+                   f"From {start:.1f} to {end:.1f}.", list(FIXED_LAYOUT), (start, end))
+
+
+def caption_answer(segments: list[Segment]) -> str:
+    """The canonical caption format (`parsing.parse_caption`): a Scene line, `Events:`, then
+    one `<start - end> description` line per coloured segment, in time order."""
+    lines = ["Scene: A plain screen that changes colour.", "Events:"]
+    lines += [f"<{a:.1f} - {b:.1f}> a {name} screen" for a, b, name in sorted(segments)]
+    return "\n".join(lines)
+
+
+def caption_example(seed: int, duration: int | None = None, max_segments: int = 2,
+                    min_segments: int = 1, max_duration: int = 12) -> Example:
+    """The find task's clips, answered with the canonical caption prompt and format.
+    (Implemented, not trained yet: see FINDINGS.md.)"""
+    rng = random.Random(seed)
+    duration = duration or rng.randint(4, max_duration)
+    segments = find_segments(rng, duration, max_segments, min_segments)
+    return Example(clip(segments, float(duration), seed), CAPTION_PROMPT,
+                   caption_answer(segments), segments, "caption")
+
+
 def example(task: str, seed: int, duration: int | None = None,
-            max_segments: int = 2, min_segments: int = 1) -> Example:
+            max_segments: int = 2, min_segments: int = 1,
+            two_segment_share: float | None = None, max_duration: int = 12,
+            max_count: int = 2, ask: int | None = None) -> Example:
     if task == "probe":
         return probe_example(seed)
     if task == "find":
-        return find_example(seed, duration, max_segments, min_segments)
-    raise ValueError(f"unknown task {task!r} (caption is not implemented yet)")
+        return find_example(seed, duration, max_segments, min_segments, two_segment_share,
+                            max_duration, max_count, ask)
+    if task == "caption":
+        return caption_example(seed, duration, max_segments, min_segments, max_duration)
+    raise ValueError(f"unknown task {task!r}")
+
+
+def clip_kind(ex: Example) -> str:
+    """'1seg', '2seg_first' or '2seg_second' (which segment a find query asks for)."""
+    if len(ex.segments) == 1:
+        return "1seg"
+    first = "first" if ex.target == ex.segments[0][:2] else "second"
+    return f"{len(ex.segments)}seg_{first}"  # 3seg_second: the second or third asked
+
+
+def other_colour(ex: Example) -> str:
+    """For the query-swap control: another segment's colour on multi-segment clips (a model
+    that binds the query should then point at that segment), else a colour not in the clip."""
+    asked = next(c for a, b, c in ex.segments if (a, b) == ex.target)
+    others = [c for _, _, c in ex.segments if c != asked]
+    return others[0] if others else next(c for c in FIND_COLOURS
+                                         if c not in {s[2] for s in ex.segments})
 
 
 # Seeds: training draws from [0, 10**9); held-out evaluation from 10**9 on. Never overlapping.

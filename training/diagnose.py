@@ -1,7 +1,9 @@
 """Does a model's answer depend on the video? Per-part answer loss on held-out clips with the
 real pixels, with zeroed pixels and with another clip's pixels (same length: a shuffle within
 the batch). For find, the parts are the start's and the end's whole seconds (the only tokens
-that carry the answer: the decimals are always 0 on this grid) and the rest (format).
+that carry the answer: the decimals are always 0 on this grid) and the rest (format). For find,
+also with the query's colour swapped (`query_swapped`): the real control for binding the query
+to a segment. A model that ignores the query scores the same as with the real query.
 
     nice -n 15 .venv/bin/python -m training.diagnose /work/training-runs/find1 --task find
 """
@@ -11,11 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from training.data import HELD_OUT_BASE, example
+from marlin_desk.core.prompts import find_prompt
+from training.data import HELD_OUT_BASE, example, other_colour
 from training.train import collate, encode
 
 PARTS = ("start", "end", "colour", "format")
@@ -51,7 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     model = Qwen3_5ForConditionalGeneration.from_pretrained(folder, dtype=torch.float32).eval()
     processor = AutoProcessor.from_pretrained(folder)
     tok = processor.tokenizer
-    sums = {(mode, part): [0.0, 0] for mode in ("real", "zero", "shuffled") for part in PARTS}
+    modes = ("real", "zero", "shuffled", "query_swapped")
+    sums = {(mode, part): [0.0, 0] for mode in modes for part in PARTS}
     base = HELD_OUT_BASE + 700_000
     for b in range(args.n // 8):
         duration = 4 + b % 9 if args.task == "find" else None
@@ -64,9 +69,14 @@ def main(argv: list[str] | None = None) -> None:
         per = batch["pixel_values_videos"].shape[0] // 8
         shuffled = torch.roll(batch["pixel_values_videos"].view(8, per, -1), 1, 0).reshape(
             batch["pixel_values_videos"].shape)
-        for mode, pixels in (("real", batch["pixel_values_videos"]),
-                             ("zero", torch.zeros_like(batch["pixel_values_videos"])),
-                             ("shuffled", shuffled)):
+        runs = [("real", batch, batch["pixel_values_videos"]),
+                ("zero", batch, torch.zeros_like(batch["pixel_values_videos"])),
+                ("shuffled", batch, shuffled)]
+        if args.task == "find":  # the same clip and answer, but another colour asked for
+            swapped = collate([encode(processor, replace(ex, prompt=find_prompt(
+                f"the {other_colour(ex)} screen"))) for ex in exs], model.config.pad_token_id)
+            runs.append(("query_swapped", swapped, swapped["pixel_values_videos"]))
+        for mode, batch, pixels in runs:
             with torch.no_grad():
                 out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                             mm_token_type_ids=batch["mm_token_type_ids"],
@@ -81,7 +91,9 @@ def main(argv: list[str] | None = None) -> None:
                     sums[(mode, part)][0] += loss
                     sums[(mode, part)][1] += 1
     report = {f"{mode}/{part}": round(s / n, 4) for (mode, part), (s, n) in sums.items() if n}
-    (folder / f"diagnose_{args.task}.json").write_text(json.dumps(report, indent=1))
+    suffix = "" if (args.max_segments, args.min_segments) == (2, 1) else \
+        f"_seg{args.min_segments}-{args.max_segments}"
+    (folder / f"diagnose_{args.task}{suffix}.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from marlin_desk.core.budget import VideoBudget
 from marlin_desk.core.parsing import parse_find
 from marlin_desk.core.windows import Window
-from training.data import COLOURS, HELD_OUT_BASE, example
+from training.data import COLOURS, HELD_OUT_BASE, clip_kind, example
 
 EVAL_BASE = HELD_OUT_BASE + 500_000  # disjoint from training and from train.py's held-out batch
 
@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("-n", type=int, default=40)
     p.add_argument("--max-segments", type=int, default=2, choices=[1, 2])
     p.add_argument("--min-segments", type=int, default=1, choices=[1, 2])
+    p.add_argument("--max-duration", type=int, default=12,
+                   help="find: clip lengths 4..max-duration s (12: the first session's set)")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
 
@@ -66,20 +68,22 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.n):
-            ex = example(args.task, EVAL_BASE + i, None, args.max_segments, args.min_segments)
+            ex = example(args.task, EVAL_BASE + i, None, args.max_segments, args.min_segments,
+                         max_duration=args.max_duration)
             duration = ex.frames.window_end
             path = Path(tmp) / f"clip{i}.mp4"
             write_clip(path, ex.segments, duration)
             session = VideoSession(engine, str(path), budget=budget)
             answer = session.ask(Window(0, 0.0, duration), ex.prompt, 16)
-            row = {"seed": EVAL_BASE + i, "truth": ex.target, "answer": answer.text,
+            row = {"seed": EVAL_BASE + i, "duration": duration, "truth": ex.target,
+                   "answer": answer.text,
                    "segments": ex.segments}
             if args.task == "probe":
                 row["correct"] = answer.text.strip().lower() == ex.target
             else:
                 parsed = parse_find(answer.text, duration)
                 span = (parsed.span.start, parsed.span.end) if parsed.span else None
-                row.update(format_ok=parsed.format_ok,
+                row.update(kind=clip_kind(ex), format_ok=parsed.format_ok,
                            iou=iou(span, ex.target) if span else 0.0,
                            iou_whole=iou((0.0, duration), ex.target),
                            iou_first=iou(ex.segments[0][:2], ex.target))
@@ -97,8 +101,13 @@ def main(argv: list[str] | None = None) -> None:
                        baseline_whole_video=mean("iou_whole"),
                        baseline_first_segment=mean("iou_first"),
                        distinct_answers=len({r["answer"] for r in rows}),
+                       by_kind={k: {"n": len(sel), "mean_iou": sum(r["iou"] for r in sel)
+                                    / len(sel), "iou_ge_0.5": sum(r["iou"] >= 0.5 for r in sel)}
+                                for k in ("1seg", "2seg_first", "2seg_second")
+                                if (sel := [r for r in rows if r["kind"] == k])},
                        top_answers=Counter(r["answer"] for r in rows).most_common(5))
-    (folder / f"eval_{args.task}.json").write_text(json.dumps(
+    suffix = "" if args.max_duration == 12 else f"_d{args.max_duration}"
+    (folder / f"eval_{args.task}{suffix}.json").write_text(json.dumps(
         {"summary": summary, "rows": rows}, indent=1, default=str))
     print(json.dumps(summary, indent=1, default=str))
 

@@ -13,15 +13,27 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import random
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from marlin_desk.core.prompts import find_prompt
 from marlin_desk.engine.inputs import suffix_ids, video_prefix
 from marlin_desk.engine.tiny import build_processor, build_tokenizer, tiny_config
-from training.data import HELD_OUT_BASE, PROBE_COLOURS, TINY_BUDGET, Example, example
+from training.data import (
+    HELD_OUT_BASE,
+    PROBE_COLOURS,
+    TINY_BUDGET,
+    Example,
+    clip_kind,
+    example,
+    fixed_layout_example,
+    other_colour,
+)
 
 
 def encode(processor: Any, ex: Example) -> dict[str, Any]:
@@ -57,12 +69,32 @@ def collate(items: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
 
 
 def batch_for(processor: Any, task: str, seeds: list[int], pad_id: int,
-              max_segments: int = 2, min_segments: int = 1) -> dict[str, Any]:
-    # One clip length per batch (find: 4-12 s), so only the answers differ in length.
-    duration = 4 + seeds[0] % 9 if task == "find" else None
-    return collate([encode(processor, example(task, s, duration, max_segments, min_segments))
-                    for s in seeds],
-                   pad_id)
+              max_segments: int = 2, min_segments: int = 1,
+              two_segment_share: float | None = None, max_duration: int = 12,
+              caption_share: float = 0.0, max_count: int = 2, paired: bool = False
+              ) -> dict[str, Any]:
+    # One clip length per batch (find/caption: 4-max_duration s), so only the answers differ.
+    duration = 4 + seeds[0] % (max_duration - 3) if task in ("find", "caption") else None
+
+    def task_of(seed: int) -> str:  # find runs may mix in caption examples
+        if task == "find" and caption_share and random.Random(seed * 11 + 5).random() \
+                < caption_share:
+            return "caption"
+        return task
+
+    if task == "find-fixed":
+        exs = [fixed_layout_example(s) for s in seeds]
+    elif paired and task == "find":  # each clip twice, asked about two different segments
+        half = seeds[:len(seeds) // 2]
+        exs = [example("find", s, duration, max_segments, min_segments, two_segment_share,
+                       max_duration, max_count, ask) for s in half for ask in (0, 1)]
+    else:
+        exs = [example(task_of(s), s, duration, max_segments, min_segments, two_segment_share,
+                       max_duration, max_count) for s in seeds]
+    batch = collate([encode(processor, ex) for ex in exs], pad_id)
+    if task in ("find", "caption", "find-fixed"):
+        batch["kinds"] = [clip_kind(ex) if ex.target != "caption" else "caption" for ex in exs]
+    return batch
 
 
 def token_losses(model: Any, batch: dict[str, Any], zero_pixels: bool = False
@@ -120,9 +152,54 @@ def vision_report(model: Any, processor: Any) -> dict[str, float]:
             float(off.mean()), "within_colour_spread": float(within)}
 
 
+def add_full_attention_layer(model: Any, seed: int) -> Any:
+    """The same model with one more full-attention text layer appended, initialised so that the
+    model's function is unchanged (the new layer's attention output and MLP output projections
+    are zero: the residual stream passes through). Its other weights are the model's own
+    random init for a layer, seeded."""
+    import copy
+
+    from transformers import Qwen3_5ForConditionalGeneration
+
+    config = copy.deepcopy(model.config)
+    text = config.text_config
+    text.layer_types = [*text.layer_types, "full_attention"]
+    text.num_hidden_layers += 1
+    torch.manual_seed(seed)
+    bigger = Qwen3_5ForConditionalGeneration(config)
+    missing, unexpected = bigger.load_state_dict(model.state_dict(), strict=False)
+    new = f"model.language_model.layers.{text.num_hidden_layers - 1}."
+    assert not unexpected and all(k.startswith(new) for k in missing), (missing, unexpected)
+    layer = bigger.model.language_model.layers[-1]
+    with torch.no_grad():
+        layer.self_attn.o_proj.weight.zero_()
+        layer.mlp.down_proj.weight.zero_()
+    bigger.generation_config = model.generation_config
+    return bigger
+
+
+def lengthen_memory(model: Any, a_value: float) -> list[tuple[int, int, float]]:
+    """Give one head of every Gated DeltaNet layer a long memory: set exp(A_log) of the head
+    that already forgets slowest to `a_value`. The decay per token is
+    exp(-A * softplus(a + dt_bias)) ~ exp(-1.31 A) at dt_bias 1, so the random init
+    (A ~ U(0.01, 16), 4 heads) can leave no head that remembers the query colour the ~35 tokens
+    to the answer (A >= 1 forgets 76 % per token). Returns (layer, head, old A)."""
+    changed = []
+    for i, layer in enumerate(model.model.language_model.layers):
+        attn = getattr(layer, "linear_attn", None)
+        if attn is None:
+            continue
+        with torch.no_grad():
+            head = int(attn.A_log.argmin())
+            changed.append((i, head, float(attn.A_log[head].exp())))
+            attn.A_log[head] = float(torch.tensor(a_value).log())
+    return changed
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--task", choices=["probe", "find", "caption"], default="probe")
+    p.add_argument("--task", choices=["probe", "find", "caption", "find-fixed"],
+                   default="probe", help="find-fixed: a diagnostic (data.fixed_layout_example)")
     p.add_argument("--steps", type=int, default=600)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--lr", type=float, default=2e-3)
@@ -134,13 +211,29 @@ def main(argv: list[str] | None = None) -> None:
                    help="find: coloured segments per clip (1 = the easiest variant)")
     p.add_argument("--min-segments", type=int, default=1, choices=[1, 2],
                    help="find: 2 = every clip has two colours, so the query always matters")
+    p.add_argument("--two-segment-share", type=float, default=None,
+                   help="find: each clip has two segments with this probability, else one "
+                        "(overrides --min/--max-segments; the held-out sets use 0.6)")
+    p.add_argument("--max-duration", type=int, default=12,
+                   help="find: clip lengths are 4..max-duration whole seconds")
+    p.add_argument("--max-count", type=int, default=2,
+                   help="find with --two-segment-share: multi-segment clips get 2..max-count "
+                        "segments (as many as the clip length allows)")
+    p.add_argument("--paired", action="store_true",
+                   help="find: a batch is batch/2 clips, each asked about two of its segments "
+                        "(the prior over which segment is asked cancels; only the query helps)")
+    p.add_argument("--caption-share", type=float, default=0.0,
+                   help="find: this share of the examples are caption examples instead")
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--init", help="start from this model folder instead of random weights")
+    p.add_argument("--add-full-layer", action="store_true",
+                   help="with --init: append one full-attention text layer (identity at start)")
+    p.add_argument("--long-memory", type=float, default=None, metavar="A",
+                   help="set A (exp(A_log)) of one head per linear-attention layer to this "
+                        "value (e.g. 0.02: ~2.6 %% decay per token) before training")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
-    if args.task == "caption":
-        raise SystemExit("caption: not implemented yet (see training/FINDINGS.md)")
 
     from transformers import (
         AutoProcessor,
@@ -158,6 +251,8 @@ def main(argv: list[str] | None = None) -> None:
         tokenizer = Qwen3_5Tokenizer.from_pretrained(args.init)
         tokenizer.save_pretrained(out)
         model = Qwen3_5ForConditionalGeneration.from_pretrained(args.init, dtype=torch.float32)
+        if args.add_full_layer:
+            model = add_full_attention_layer(model, args.seed)
         processor = AutoProcessor.from_pretrained(args.init)
         processor.save_pretrained(out)
     else:
@@ -165,6 +260,9 @@ def main(argv: list[str] | None = None) -> None:
         config = Qwen3_5Config(**tiny_config(tokenizer))
         model = Qwen3_5ForConditionalGeneration(config)
         processor = build_processor(out, tokenizer, TINY_BUDGET)
+    if args.long_memory is not None:
+        print("long memory (layer, head, old A):", lengthen_memory(model, args.long_memory),
+              flush=True)
     config = model.config
     model.generation_config.eos_token_id = [config.eos_token_id,
                                             config.text_config.eos_token_id]
@@ -177,22 +275,59 @@ def main(argv: list[str] | None = None) -> None:
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{n_params / 1e6:.2f} M parameters", flush=True)
 
-    held = batch_for(processor, args.task, [HELD_OUT_BASE + i for i in range(32)], pad_id,
-                     args.max_segments, args.min_segments)
+    mixed = args.task == "find-fixed" or (args.task == "find"
+                                           and args.two_segment_share is not None)
+    swapped_helds = []
+    if mixed:  # 3 batches of 16 (different clip lengths), 60 % two-segment clips
+        helds = [batch_for(processor, "find", [HELD_OUT_BASE + 16 * k + i for i in range(16)],
+                           pad_id, two_segment_share=0.6, max_duration=args.max_duration)
+                 for k in range(3)]
+        for k in range(3):  # the same clips and answers, another colour asked for
+            seeds = [HELD_OUT_BASE + 16 * k + i for i in range(16)]
+            duration = 4 + seeds[0] % (args.max_duration - 3)
+            exs = [example("find", s, duration, two_segment_share=0.6,
+                           max_duration=args.max_duration) for s in seeds]
+            swapped_helds.append(collate([encode(processor, replace(
+                ex, prompt=find_prompt(f"the {other_colour(ex)} screen"))) for ex in exs],
+                pad_id))
+    else:  # the first session's held-out batch (curves comparable with its runs)
+        helds = [batch_for(processor, args.task, [HELD_OUT_BASE + i for i in range(32)], pad_id,
+                           args.max_segments, args.min_segments)]
 
     def held_out(step: int) -> dict[str, Any]:
         model.eval()
+        reals, blinds, tgts, clip_kinds = [], [], [], []
         with torch.no_grad():
-            real, targets, _ = token_losses(model, held)
-            blind, _, _ = token_losses(model, held, zero_pixels=True)
+            for held in helds:
+                real, targets, _ = token_losses(model, held)
+                blind, _, _ = token_losses(model, held, zero_pixels=True)
+                reals.append(real)
+                blinds.append(blind)
+                tgts.append(targets)
+                if "kinds" in held:  # the clip kind of each answer token
+                    rows = held["answer"][:, 1:].nonzero()[:, 0]
+                    clip_kinds += [held["kinds"][int(r)] for r in rows]
+            swapped = [token_losses(model, h)[0] for h in swapped_helds]
         model.train()
+        real, blind, targets = torch.cat(reals), torch.cat(blinds), torch.cat(tgts)
         row: dict[str, Any] = {"step": step, "held_loss": float(real.mean()),
                                "held_loss_zero_pixels": float(blind.mean())}
+        is_digit = torch.tensor([kinds.get(int(t), "format") == "digit" for t in targets])
         for kind in ("colour", "digit", "format"):
             sel = torch.tensor([kinds.get(int(t), "format") == kind for t in targets])
             if sel.any():
                 row[f"held_{kind}"] = float(real[sel].mean())
                 row[f"held_{kind}_zero_pixels"] = float(blind[sel].mean())
+        if mixed:
+            for ck in ("1seg", "2seg_first", "2seg_second"):
+                sel = torch.tensor([k == ck for k in clip_kinds]) & is_digit
+                if sel.any():
+                    row[f"digit_{ck}"] = float(real[sel].mean())
+            # Binding: the digit loss on two-segment clips with the real query vs the other
+            # segment's colour asked. Equal values: the model ignores the query.
+            multi = torch.tensor([k.startswith("2seg") for k in clip_kinds]) & is_digit
+            row["digit_multi"] = float(real[multi].mean())
+            row["digit_multi_query_swapped"] = float(torch.cat(swapped)[multi].mean())
         return row
 
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
@@ -201,7 +336,8 @@ def main(argv: list[str] | None = None) -> None:
     log_path = out / "curve.csv"
     fields = ["step", "seconds", "train_loss", "held_loss", "held_loss_zero_pixels",
               "held_colour", "held_colour_zero_pixels", "held_digit", "held_digit_zero_pixels",
-              "held_format", "held_format_zero_pixels"]
+              "held_format", "held_format_zero_pixels", "digit_1seg", "digit_2seg_first",
+              "digit_2seg_second", "digit_multi", "digit_multi_query_swapped"]
     started = time.perf_counter()
     vision_before = vision_report(model, processor)
     print("vision before:", vision_before, flush=True)
@@ -215,7 +351,8 @@ def main(argv: list[str] | None = None) -> None:
             seeds = [(args.seed * 1_000_003 + step * 1009 + i) % HELD_OUT_BASE
                      for i in range(args.batch)]
             batch = batch_for(processor, args.task, seeds, pad_id, args.max_segments,
-                              args.min_segments)
+                              args.min_segments, args.two_segment_share, args.max_duration,
+                              args.caption_share, args.max_count, args.paired)
             losses, targets, _ = token_losses(model, batch)
             weights = torch.tensor([args.digit_weight if kinds.get(int(t)) == "digit" else 1.0
                                     for t in targets])
