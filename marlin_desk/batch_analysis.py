@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import re
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -44,12 +43,7 @@ from typing import Any
 from marlin_desk.core.errors import BadInput, Cancelled, MarlinError, ModelUnavailable
 from marlin_desk.core.windows import plan_windows
 from marlin_desk.media.chapters import format_chapters, youtube_chapters
-from marlin_desk.media.naming import (
-    candidate_names,
-    place_without_overwrite,
-    safe_filename,
-    temp_name,
-)
+from marlin_desk.media.naming import candidate_names, safe_filename, write_atomically
 from marlin_desk.media.subtitles import SubtitleStyle, build_cues, render
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.workflows import JobSettings, Workbench, analyze, find, open_video
@@ -345,20 +339,7 @@ def place_text(final: Path, text: str, *, overwrite: bool = False,
                 break
             if os.path.realpath(cand) not in shielded and _same_content(cand, data):
                 return cand
-    tmp = temp_name(final, secrets.token_hex(4))
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        if overwrite:
-            os.replace(tmp, final)
-            return final
-        return place_without_overwrite(tmp, final)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise MarlinError(f"cannot write {final}: {exc.strerror or exc}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    return write_atomically(final, data, overwrite=overwrite)
 
 
 def _same_content(path: Path, data: bytes) -> bool:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import unicodedata
 from pathlib import Path
 from string import Formatter
 
-from marlin_desk.core.errors import BadInput
+from marlin_desk.core.errors import BadInput, MarlinError
 
 DEFAULT_TEMPLATE = "{video}_{index:02d}_{start}-{end}_{slug}"
 TEMPLATE_FIELDS = ("video", "index", "slug", "start", "end", "preset", "mode")
@@ -121,6 +122,26 @@ def place_without_overwrite(tmp: Path, final: Path) -> Path:
         os.unlink(tmp)
         return cand
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def write_atomically(final: Path, data: bytes, *, overwrite: bool = False) -> Path:
+    """`data` at `final` through a temporary name beside it, then a rename: `final` is replaced
+    only with `overwrite`, else the data goes to the first free `final (n)` name. A failure
+    leaves no temporary file; a disk error becomes one plain sentence. Returns the name used."""
+    tmp = temp_name(final, secrets.token_hex(4))
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        if overwrite:
+            os.replace(tmp, final)
+            return final
+        return place_without_overwrite(tmp, final)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise MarlinError(f"cannot write {final}: {exc.strerror or exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def temp_name(final: Path, tag: str) -> Path:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,9 +31,9 @@ from typing import Literal
 
 import pysubs2
 
-from marlin_desk.core.errors import BadInput, MarlinError
+from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event
-from marlin_desk.media.naming import place_without_overwrite, temp_name
+from marlin_desk.media.naming import write_atomically
 
 SubtitleFormat = Literal["srt", "vtt", "ass"]
 
@@ -336,13 +335,4 @@ def write_subtitles(events: Iterable[Event], path: str | os.PathLike[str],
 
 def write_new_file(final: Path, text: str) -> Path:
     """`text` into `final` or `final (2)`...: atomic, never over an existing file."""
-    tmp = temp_name(final, secrets.token_hex(4))
-    try:
-        write_text_file(tmp, text)
-        return place_without_overwrite(tmp, final)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise MarlinError(f"cannot write {final}: {exc.strerror or exc}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    return write_atomically(final, text.encode("utf-8"))
