@@ -15,7 +15,12 @@ import numpy as np
 
 from marlin_desk.core.budget import VideoBudget
 from marlin_desk.core.prompts import CAPTION_PROMPT, find_prompt
-from marlin_desk.media.sampling import SampledFrames, frame_size_for
+from marlin_desk.media.sampling import (
+    SampledFrames,
+    choose_indices,
+    frame_count_for,
+    frame_size_for,
+)
 
 # The tiny model's budget: frames of 32x32 up to 64x64 (1 to 4 language tokens per frame pair)
 # instead of the real model's >= 131,072 pixels (>= 128 tokens per pair), which would make CPU
@@ -46,12 +51,27 @@ class Example:
     target: str | tuple[float, float]  # colour name (probe) or the (start, end) to find
 
 
+# "grid": frames at exactly 0, 0.5, 1.0 ... s. "app": the times the app gives a file of the
+# clip written at SOURCE_FPS (evaluate.py's files): qwen-vl-utils spreads the frames over the
+# window (linspace over the source frames), so an 11 s clip gets 0.0, 0.5, 1.0, 1.6, 2.1 ...
+FRAME_TIMES = "grid"
+SOURCE_FPS = 10
+
+
+def frame_times(duration: float, budget: VideoBudget = TINY_BUDGET) -> list[float]:
+    if FRAME_TIMES == "grid":
+        return [i / FPS for i in range(int(round(duration * FPS)))]
+    total = int(round(duration * SOURCE_FPS))
+    picks = choose_indices(total, frame_count_for(total, SOURCE_FPS, budget))
+    return [i / SOURCE_FPS for i in picks]
+
+
 def clip(segments: list[Segment], duration: float, seed: int, noise: int = 6,
          budget: VideoBudget = TINY_BUDGET) -> SampledFrames:
     """Frames at 0, 0.5, 1.0, ... s (< duration) painted with the segment that holds each time."""
     height, width = frame_size_for(*SOURCE_SIZE, budget)
     rng = np.random.default_rng(seed)
-    times = [i / FPS for i in range(int(round(duration * FPS)))]
+    times = frame_times(duration, budget)
     frames = np.empty((len(times), height, width, 3), dtype=np.uint8)
     for i, t in enumerate(times):
         name = next((c for a, b, c in segments if a <= t < b), "black")

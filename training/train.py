@@ -196,6 +196,30 @@ def lengthen_memory(model: Any, a_value: float) -> list[tuple[int, int, float]]:
     return changed
 
 
+def repeat_layer_pattern(n_layers: int) -> dict[str, Any]:
+    """Text-config override: `n_layers` layers in the real pattern (3 Gated DeltaNet layers then
+    one full-attention layer, repeated, as Marlin-2B's 24 layers are)."""
+    if n_layers <= 0 or n_layers % 4:
+        raise ValueError(f"--text-layers must be a positive multiple of 4, not {n_layers}")
+    return {"num_hidden_layers": n_layers,
+            "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * (n_layers // 4)}
+
+
+def slow_all_heads(model: Any, lo: float, hi: float) -> list[list[float]]:
+    """Re-draw A (exp(A_log)) of every Gated DeltaNet head from U(lo, hi): per-token decay
+    ~exp(-1.31 A), so U(0.01, 0.5) keeps 52-99 % per token. Returns the new A per layer."""
+    drawn = []
+    for layer in model.model.language_model.layers:
+        attn = getattr(layer, "linear_attn", None)
+        if attn is None:
+            continue
+        with torch.no_grad():
+            a = torch.empty_like(attn.A_log).uniform_(lo, hi)
+            attn.A_log.copy_(a.log())
+        drawn.append([round(float(x), 3) for x in a])
+    return drawn
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--task", choices=["probe", "find", "caption", "find-fixed"],
@@ -226,14 +250,29 @@ def main(argv: list[str] | None = None) -> None:
                    help="find: this share of the examples are caption examples instead")
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--save-every", type=int, default=0,
+                   help="also save the model every N steps (a run stopped early keeps one)")
     p.add_argument("--init", help="start from this model folder instead of random weights")
     p.add_argument("--add-full-layer", action="store_true",
                    help="with --init: append one full-attention text layer (identity at start)")
     p.add_argument("--long-memory", type=float, default=None, metavar="A",
                    help="set A (exp(A_log)) of one head per linear-attention layer to this "
                         "value (e.g. 0.02: ~2.6 %% decay per token) before training")
+    p.add_argument("--text-layers", type=int, default=None, metavar="N",
+                   help="from scratch only: N text layers (a multiple of 4), the real pattern "
+                        "[linear x3, full] repeated N/4 times (engine/tiny.py has 4)")
+    p.add_argument("--long-memory-all", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                   help="from scratch only: every linear-attention head gets A = exp(A_log) "
+                        "from U(LO, HI) instead of U(0, 16) (e.g. 0.01 0.5: slow forgetting)")
+    p.add_argument("--app-times", action="store_true",
+                   help="frames at the times the app gives a 10 fps file (data.FRAME_TIMES), "
+                        "not on the exact 0.5 s grid")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
+    if args.app_times:
+        from training import data as training_data
+
+        training_data.FRAME_TIMES = "app"
 
     from transformers import (
         AutoProcessor,
@@ -257,8 +296,14 @@ def main(argv: list[str] | None = None) -> None:
         processor.save_pretrained(out)
     else:
         tokenizer = build_tokenizer(out)
-        config = Qwen3_5Config(**tiny_config(tokenizer))
+        config_dict = tiny_config(tokenizer)
+        if args.text_layers is not None:
+            config_dict["text_config"].update(repeat_layer_pattern(args.text_layers))
+        config = Qwen3_5Config(**config_dict)
         model = Qwen3_5ForConditionalGeneration(config)
+        if args.long_memory_all is not None:
+            print("long memory, all heads:", slow_all_heads(model, *args.long_memory_all),
+                  flush=True)
         processor = build_processor(out, tokenizer, TINY_BUDGET)
     if args.long_memory is not None:
         print("long memory (layer, head, old A):", lengthen_memory(model, args.long_memory),
@@ -371,6 +416,9 @@ def main(argv: list[str] | None = None) -> None:
                 fh.flush()
                 print({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()},
                       flush=True)
+            if args.save_every and step % args.save_every == 0 and step < args.steps:
+                model.save_pretrained(out, safe_serialization=True)
+                print(f"saved {out} at step {step}", flush=True)
     model.eval()
     vision_after = vision_report(model, processor)
     print("vision after:", vision_after, flush=True)
