@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -126,8 +127,6 @@ class RemoteSession:
             return clip
 
     def _make_clip(self, window: Window, should_stop: ShouldStop | None) -> _Clip:
-        import time
-
         started = time.perf_counter()
         frames = sample_window(self.video, window.start, window.end, self.budget, self.info,
                                should_stop=should_stop)

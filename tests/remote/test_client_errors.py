@@ -5,7 +5,6 @@ each failure a user meets. Protocol only: no model answers are made up here."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +19,7 @@ from marlin_desk.remote.client import (
     ServerMisconfigured,
     ServerUnreachable,
 )
+from tests.remote.vllm_server import free_port
 
 COMPLETION = {
     "id": "x", "object": "chat.completion", "created": 0, "model": "marlin",
@@ -139,10 +139,7 @@ def test_a_model_the_server_does_not_serve(server: tuple[str, Script]) -> None:
 
 
 def test_nothing_listening_is_unreachable() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed when the block ends: nothing listens there
-    client = ServerClient(f"http://127.0.0.1:{port}/v1", max_retries=0)
+    client = ServerClient(f"http://127.0.0.1:{free_port()}/v1", max_retries=0)
     with pytest.raises(ServerUnreachable, match="connection refused.*is it running") as err:
         client.models()
     assert err.value.exit_code == 3
