@@ -271,6 +271,54 @@ def merge_spans(spans: Iterable[Span], *, max_gap: float = 0.0) -> list[Span]:
     return out
 
 
+def drop_guesses_beside_sure_spans(spans: Iterable[Span]) -> list[Span]:
+    """Low-confidence spans that overlap or touch a confident one, dropped (before merging).
+
+    Marlin answers a span in every window, even one without the event (MARLIN.md): beside the
+    real moment, the next window's guess would otherwise merge into it and stretch it. Guesses
+    elsewhere stay (ranked last), so a query nothing matches still shows the best candidates.
+    """
+    spans = list(spans)
+    sure = [s for s in spans if not s.low_confidence]
+
+    def beside_sure(s: Span) -> bool:
+        lo, hi = min(s.start, s.end), max(s.start, s.end)
+        return any(lo <= max(t.start, t.end) + _EPS and min(t.start, t.end) <= hi + _EPS
+                   for t in sure)
+
+    return [s for s in spans if not (s.low_confidence and beside_sure(s))]
+
+
+# Marlin sees a frame every 0.5 s and two frames per time step, so the last moment it can
+# point at in a window is up to about a second before the window's end.
+BOUNDARY_SLACK = 1.0
+
+
+def close_boundary_gaps(spans: Iterable[Span], windows: Sequence[Window],
+                        slack: float = BOUNDARY_SLACK) -> list[Span]:
+    """Sure spans that reach a window boundary from both sides (within ``slack``) are stretched
+    to meet at it, so that merge_spans joins a moment the boundary cut in two."""
+    spans = list(spans)
+    by_window = {w.index: w for w in windows}
+    out = []
+    for s in spans:
+        w = by_window.get(s.window) if s.window is not None else None
+        start, end = s.start, s.end
+        if w is not None and not s.low_confidence:
+            for t in spans:
+                v = by_window.get(t.window) if t.window is not None else None
+                if t is s or t.low_confidence or v is None:
+                    continue
+                if v.index == w.index + 1 and w.end - end <= slack \
+                        and t.start - v.start <= slack:
+                    end = max(end, v.start)
+                if v.index == w.index - 1 and start - w.start <= slack \
+                        and v.end - t.end <= slack:
+                    start = min(start, v.end)
+        out.append(Span(start, end, s.score, s.window, s.low_confidence))
+    return out
+
+
 def rank_spans(spans: Iterable[Span], top: int | None = None) -> list[Span]:
     """Best score first (unscored last, then by start); the first ``top`` when given."""
     if top is not None and top < 0:

@@ -27,6 +27,8 @@ from marlin_desk.core.prompts import (
 from marlin_desk.core.timeline import Analysis, Span, WindowResult
 from marlin_desk.core.windows import (
     Window,
+    close_boundary_gaps,
+    drop_guesses_beside_sure_spans,
     merge_events,
     merge_spans,
     plan_windows,
@@ -180,8 +182,8 @@ def find(session: VideoSession, queries: list[str], window: float = 120.0, overl
             span = shift_span(parsed.span, w.start)
             per_query[q].append(Span(span.start, span.end, score, w.index,
                                      score < LOW_CONFIDENCE_LOGPROB))
-    return [QueryResult(q, rank_spans(merge_spans(per_query[q]), top), seconds[q], raw[q])
-            for q in queries]
+    return [QueryResult(q, rank_spans(merge_spans(drop_guesses_beside_sure_spans(
+        close_boundary_gaps(per_query[q], plan))), top), seconds[q], raw[q]) for q in queries]
 
 
 def _workers(session: Any, concurrency: int) -> int:

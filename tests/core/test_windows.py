@@ -12,6 +12,8 @@ from marlin_desk.core.timeline import Event, Span
 from marlin_desk.core.windows import (
     MIN_WINDOW_SECONDS,
     Window,
+    close_boundary_gaps,
+    drop_guesses_beside_sure_spans,
     merge_events,
     merge_spans,
     plan_windows,
@@ -365,3 +367,33 @@ def test_summary_adds_a_full_stop_and_handles_nothing() -> None:
 @given(st.lists(st.text(max_size=200), max_size=10), st.integers(1, 500))
 def test_summary_never_exceeds_max_chars(scenes: list[str], max_chars: int) -> None:
     assert len(summarize_scenes(scenes, max_chars)) <= max_chars
+
+
+def test_a_guess_beside_a_sure_span_does_not_stretch_it() -> None:
+    """Marlin answers a span in every window: the next window's unsure guess touching the real
+    moment is dropped before merging; unsure guesses elsewhere stay (ranked last)."""
+    real = Span(130.0, 140.0, -0.01, window=6)
+    touching_guess = Span(140.0, 152.0, -2.3, window=7, low_confidence=True)
+    overlapping_guess = Span(125.0, 131.0, -1.9, window=6, low_confidence=True)
+    far_guess = Span(40.0, 47.0, -2.0, window=2, low_confidence=True)
+    kept = drop_guesses_beside_sure_spans([far_guess, real, touching_guess, overlapping_guess])
+    assert kept == [far_guess, real]
+    assert rank_spans(merge_spans(kept)) == [real, far_guess]
+    # two sure halves of one event split by a window boundary still merge whole
+    halves = [Span(135.0, 140.0, -0.02, 6), Span(140.0, 145.0, -0.03, 7)]
+    assert merge_spans(drop_guesses_beside_sure_spans(halves)) == [Span(135.0, 145.0, -0.02, 6)]
+    # nothing sure: every guess stays
+    assert drop_guesses_beside_sure_spans([touching_guess, far_guess]) == [touching_guess,
+                                                                          far_guess]
+
+
+def test_a_moment_cut_by_a_window_boundary_is_joined_across_a_small_gap() -> None:
+    """Each window sees frames up to ~1 s before its end: 135-139 in window 6 and 140-145 in
+    window 7 are one moment; spans that stop short of the boundary, or unsure ones, are not."""
+    plan = plan_windows(300.0, 20.0)
+    halves = [Span(135.0, 139.0, -0.05, 6), Span(140.0, 145.0, -0.02, 7)]
+    assert merge_spans(close_boundary_gaps(halves, plan)) == [Span(135.0, 145.0, -0.02, 7)]
+    apart = [Span(135.0, 138.5, -0.05, 6), Span(140.0, 145.0, -0.02, 7)]
+    assert len(merge_spans(close_boundary_gaps(apart, plan))) == 2
+    unsure = [Span(135.0, 139.0, -0.05, 6), Span(140.0, 145.0, -2.0, 7, low_confidence=True)]
+    assert close_boundary_gaps(unsure, plan) == unsure
