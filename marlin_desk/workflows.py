@@ -165,10 +165,13 @@ def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
     remote = is_remote(settings)
     if remote and engine is None and (settings.server is None or not settings.server.served_model):
         engine = connect_server(settings)  # to learn the model's name (and its folder)
+    notes = []
     if settings.budget == TRAINING_BUDGET:  # the model's own budget, when it has another one
         # a server's model folder, when this machine sees it, tells its budget too
         folder = engine.served.root if remote and engine is not None else settings.model
         settings = dataclasses.replace(settings, budget=model_budget(folder))
+        settings, note = _fit_window_to_model(settings)
+        notes += [note] if note else []
     info = info if info is not None else probe(video)
     try:
         plan_windows(info.duration, settings.window, settings.overlap,
@@ -188,10 +191,23 @@ def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
     elif not use_cache:
         cache = None
     bench = Workbench(video=video, settings=settings, info=info, key=key, cache=cache,
-                      engine=engine)
+                      engine=engine, notes=notes)
     if cache is not None and cache.recovered_from is not None:
         bench.notes.append(cache.recovery_reason or "the analysis cache was rebuilt")
     return bench
+
+
+def _fit_window_to_model(settings: JobSettings) -> tuple[JobSettings, str]:
+    """A model trained on shorter clips than Marlin-2B (its budget.json caps the frames, as the
+    bundled demo model's does) gets windows no longer than it knows, with a note saying so,
+    instead of an error for the app's default 120 s windows."""
+    longest = settings.budget.max_window_seconds
+    if settings.budget == TRAINING_BUDGET or settings.window <= longest:
+        return settings, ""
+    overlap = settings.overlap if settings.overlap < longest else 0.0
+    note = (f"this model was trained on clips of up to {longest:g} s, so the video is read in "
+            f"{longest:g} s windows (not {settings.window:g} s)")
+    return dataclasses.replace(settings, window=longest, overlap=overlap), note
 
 
 def analyze(bench: Workbench, *, on_window: Callable[[WindowResult], None] | None = None,

@@ -74,8 +74,9 @@ def choose_model(spec: str) -> tuple[str, str]:
         return DEFAULT_MODEL, "Marlin-2B is downloaded"
     demo = demo_model()
     if (demo / "config.json").is_file():
-        return str(demo), ("Marlin-2B is not downloaded, so the bundled demo model runs (its "
-                           "answers are not meaningful): Model > Download Marlin-2B")
+        return str(demo), ("Marlin-2B is not downloaded, so the bundled demo model runs (it "
+                           "knows only coloured screens, as in the demo video): Model > "
+                           "Download Marlin-2B")
     raise ModelUnavailable("no model: Marlin-2B is not downloaded and the demo model is missing;"
                            " use Model > Download Marlin-2B or choose a model folder in "
                            "Preferences")
@@ -97,6 +98,7 @@ class ModelWorker(QObject):
         self.cache = cache
         self.engine: Any = None
         self.bench: Any = None  # workflows.Workbench of the open video
+        self.bench_asked: Any = None  # the JobSettings it was opened with
         self._niced = False
 
     @Slot(object)
@@ -194,14 +196,17 @@ class ModelWorker(QObject):
             settings = JobSettings(model=self.engine.model_id, device=self.engine.device,
                                    revision=self.engine.revision, **window)
         bench = self.bench
-        if bench is None or bench.video != params["video"] or bench.settings != settings:
+        # open_video may adapt the settings to the model (its budget, its longest window), so
+        # compare with what was asked for last time
+        if bench is None or bench.video != params["video"] or self.bench_asked != settings:
             # a new video or new settings; the model (and the open session) stay loaded
             session = bench.session if bench is not None and bench.video == params["video"] \
                 else None
             bench = open_video(params["video"], settings, use_cache=self.cache is not None,
                                cache=self.cache, engine=self.engine, info=params.get("info"))
-            bench.session = session
-            self.bench = bench
+            if session is not None and session.original_budget == bench.settings.budget:
+                bench.session = session
+            self.bench, self.bench_asked = bench, settings
         return bench
 
     def _progress_reporter(self, job: Job) -> Any:
@@ -226,7 +231,8 @@ class ModelWorker(QObject):
         if not job.params.get("resume", True) and bench.cache is not None:
             bench.cache.discard(bench.key)
         done = bench.cache.windows_done(bench.key) if bench.cache is not None else {}
-        self.progress.emit(job.id, len(done), bench.total_windows, -1.0, "sampling frames")
+        self.progress.emit(job.id, len(done), bench.total_windows, -1.0,
+                           "; ".join(bench.notes) or "sampling frames")
         analysis, _cached = analyze(bench, on_window=lambda r: self.window.emit(job.id, r),
                                     on_progress=self._progress_reporter(job),
                                     should_stop=job.cancel.is_set)

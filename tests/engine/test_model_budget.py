@@ -38,3 +38,23 @@ def test_analysis_uses_the_models_own_budget(tiny_model_dir: Path, tmp_path: Pat
     analysis, _ = analyze(bench)
     t, h, w = analysis.windows[0].grid
     assert (h * 16) * (w * 16) <= SMALL.max_pixels  # 64x64 at most, not 448x448
+
+
+def test_a_model_trained_on_short_clips_gets_windows_it_knows(tiny_model_dir: Path,
+                                                               tmp_path: Path) -> None:
+    """budget.json caps the frames at 40 (20 s at 2 fps, like the demo model): the app's
+    default 120 s windows become 20 s windows, with a note, instead of an error."""
+    model = tmp_path / "short-clip-model"
+    shutil.copytree(tiny_model_dir, model)
+    short = VideoBudget(min_pixels=32 * 32, max_pixels=64 * 64, max_frames=40)
+    (model / "budget.json").write_text(json.dumps(short.to_dict()))
+    video = make_video(tmp_path / "v.mp4", size=(64, 64), fps=5, duration=50.0,
+                       frame_code=False)
+    bench = open_video(str(video), JobSettings(model=str(model), device="cpu", window=120.0,
+                                               overlap=30.0), use_cache=False)
+    assert (bench.settings.window, bench.settings.overlap) == (20.0, 0.0)
+    assert bench.total_windows == 3
+    assert any("up to 20 s" in note for note in bench.notes)
+    kept = open_video(str(video), JobSettings(model=str(model), device="cpu", window=10.0,
+                                              overlap=2.0), use_cache=False)
+    assert (kept.settings.window, kept.settings.overlap, kept.notes) == (10.0, 2.0, [])
