@@ -25,7 +25,8 @@ from marlin_desk.media.sampling import (
 # The tiny model's budget: frames of 32x32 up to 64x64 (1 to 4 language tokens per frame pair)
 # instead of the real model's >= 131,072 pixels (>= 128 tokens per pair), which would make CPU
 # training ~30x slower for no gain on solid colours. Recorded in the model folder (budget.json).
-TINY_BUDGET = VideoBudget(min_pixels=32 * 32, max_pixels=64 * 64)
+# 40 frames at most: the clips are at most 20 s, so the app reads a video in windows of 20 s.
+TINY_BUDGET = VideoBudget(min_pixels=32 * 32, max_pixels=64 * 64, max_frames=40)
 SOURCE_SIZE = (64, 64)  # (height, width) of the synthetic "file" before the budget's resize
 FPS = 2.0
 
@@ -57,6 +58,24 @@ class Example:
 FRAME_TIMES = "grid"
 SOURCE_FPS = 10
 
+# How a find query names the colour, and the source frame sizes clips come from (height, width).
+# Defaults: the first sessions' single phrasing and square 64 x 64 files; `train.py --varied`
+# adds more phrasings and 16:9 files (32 x 64 frames: 2 tokens per frame pair, not 4).
+QUERY_STYLES = ["the {} screen"]
+SOURCE_SIZES = [SOURCE_SIZE]
+VARIED_QUERY_STYLES = ["the {} screen", "the screen turns {}", "a {} screen", "{}",
+                       "when the screen is {}"]
+VARIED_SOURCE_SIZES = [SOURCE_SIZE, (180, 320)]
+
+
+def query_for(name: str, seed: int) -> str:
+    """The find query for a colour, in one of QUERY_STYLES (seeded, independent of the clip)."""
+    return random.Random(seed * 17 + 9).choice(QUERY_STYLES).format(name)
+
+
+def source_size_for(seed: int) -> tuple[int, int]:
+    return random.Random(seed * 19 + 2).choice(SOURCE_SIZES)
+
 
 def frame_times(duration: float, budget: VideoBudget = TINY_BUDGET) -> list[float]:
     if FRAME_TIMES == "grid":
@@ -69,7 +88,7 @@ def frame_times(duration: float, budget: VideoBudget = TINY_BUDGET) -> list[floa
 def clip(segments: list[Segment], duration: float, seed: int, noise: int = 6,
          budget: VideoBudget = TINY_BUDGET) -> SampledFrames:
     """Frames at 0, 0.5, 1.0, ... s (< duration) painted with the segment that holds each time."""
-    height, width = frame_size_for(*SOURCE_SIZE, budget)
+    height, width = frame_size_for(*source_size_for(seed), budget)
     rng = np.random.default_rng(seed)
     times = frame_times(duration, budget)
     frames = np.empty((len(times), height, width, 3), dtype=np.uint8)
@@ -98,6 +117,8 @@ def find_segments(rng: random.Random, duration: int, max_segments: int = 2,
     if count is None:
         count = 1 if duration < 5 or max_segments == 1 else rng.choice([1, 2])
         count = max(count, min_segments)
+    if count == 0:
+        return []
     names = rng.sample(FIND_COLOURS, count)
     while True:  # whole-second cut points: start/end of each segment, gaps of >= 1 s
         cuts = sorted(rng.sample(range(0, duration + 1), 2 * count))
@@ -108,15 +129,16 @@ def find_segments(rng: random.Random, duration: int, max_segments: int = 2,
     return [(float(a), float(b), n) for (a, b), n in zip(pairs, names, strict=True)]
 
 
-def find_example(seed: int, duration: int | None = None, max_segments: int = 2,
-                 min_segments: int = 1, two_segment_share: float | None = None,
-                 max_duration: int = 12, max_count: int = 2, ask: int | None = None
-                 ) -> Example:
-    """Round 2's easy find task: 4-12 s (or up to max_duration), find one coloured segment.
-
-    With `two_segment_share` set, each clip independently has several segments with that
+def clip_segments(seed: int, duration: int | None, max_segments: int = 2,
+                  min_segments: int = 1, two_segment_share: float | None = None,
+                  max_count: int = 2, empty_share: float = 0.0, max_duration: int = 12
+                  ) -> tuple[random.Random, int, list[Segment]]:
+    """A clip's length (drawn when None) and segments, and the rng that drew them (for the
+    asked segment). With
+    `two_segment_share` set, each clip independently has several segments with that
     probability (2, or 2..max_count where the clip is long enough) and one otherwise (the
-    min/max segment arguments are then ignored)."""
+    min/max segment arguments are then ignored); with `empty_share`, that share of the clips
+    is black only (what most windows of a long video show)."""
     rng = random.Random(seed)
     duration = duration or rng.randint(4, max_duration)
     count = None
@@ -125,14 +147,48 @@ def find_example(seed: int, duration: int | None = None, max_segments: int = 2,
         count = 1
         if side.random() < two_segment_share:
             count = side.randint(2, max(2, min(max_count, (duration + 1) // 2)))
-    segments = find_segments(rng, duration, max_segments, min_segments, count)
-    start, end, name = rng.choice(segments)
-    if ask is not None:  # paired training: the clip's segments in a seeded order, pick one
-        order = random.Random(seed * 13 + 1).sample(segments, len(segments))
-        start, end, name = order[ask % len(order)]
-    prompt = find_prompt(f"the {name} screen")
+    if empty_share and random.Random(seed * 23 + 4).random() < empty_share:
+        count = 0
+    return rng, duration, find_segments(rng, duration, max_segments, min_segments, count)
+
+
+# The grid of the random spans that answer an absent colour: 1.0 (whole seconds, as the
+# segments) or 0.5, so that the digit after the point is a coin toss too. The app's find score
+# is the mean log-probability of ALL digit tokens, and "x.0" answers make half of them certain.
+ABSENT_GRID = 1.0
+
+
+def absent_answer(seed: int, duration: int, segments: list[Segment]) -> tuple[str, float, float]:
+    """An absent colour and a random span for it: Marlin always answers a span (MARLIN.md), and
+    a target drawn at random teaches it to be unsure of the digits, which is where the app's
+    find score comes from."""
+    rng = random.Random(seed * 29 + 6)
+    name = rng.choice([c for c in FIND_COLOURS if c not in {s[2] for s in segments}])
+    steps = round(duration / ABSENT_GRID)
+    start = rng.randint(0, steps - 1)
+    return name, start * ABSENT_GRID, rng.randint(start + 1, steps) * ABSENT_GRID
+
+
+def find_example(seed: int, duration: int | None = None, max_segments: int = 2,
+                 min_segments: int = 1, two_segment_share: float | None = None,
+                 max_duration: int = 12, max_count: int = 2, ask: int | None = None,
+                 empty_share: float = 0.0, absent: bool = False) -> Example:
+    """Round 2's easy find task: 4-12 s (or up to max_duration), find one coloured segment
+    (`absent`, or a black-only clip: a colour that is not there, see absent_answer)."""
+    rng, duration, segments = clip_segments(seed, duration, max_segments, min_segments,
+                                            two_segment_share, max_count, empty_share,
+                                            max_duration)
+    if absent or not segments:
+        name, start, end = absent_answer(seed, duration, segments)
+    else:
+        start, end, name = rng.choice(segments)
+        if ask is not None:  # paired training: the clip's segments in a seeded order, pick one
+            order = random.Random(seed * 13 + 1).sample(segments, len(segments))
+            start, end, name = order[ask % len(order)]
+    prompt = find_prompt(query_for(name, seed * 3 + (ask or 0)))
     answer = f"From {start:.1f} to {end:.1f}."
-    return Example(clip(segments, float(duration), seed), prompt, answer, segments, (start, end))
+    target = (start, end) if not (absent or not segments) else "absent"
+    return Example(clip(segments, float(duration), seed), prompt, answer, segments, target)
 
 
 FIXED_LAYOUT: list[Segment] = [(0.0, 1.0, "red"), (2.0, 3.0, "green"), (4.0, 5.0, "blue"),
@@ -152,38 +208,92 @@ def fixed_layout_example(seed: int) -> Example:
 def caption_answer(segments: list[Segment]) -> str:
     """The canonical caption format (`parsing.parse_caption`): a Scene line, `Events:`, then
     one `<start - end> description` line per coloured segment, in time order."""
-    lines = ["Scene: A plain screen that changes colour.", "Events:"]
+    scene = "A plain screen that changes colour." if segments else "A black screen."
+    lines = [f"Scene: {scene}", "Events:"]
     lines += [f"<{a:.1f} - {b:.1f}> a {name} screen" for a, b, name in sorted(segments)]
     return "\n".join(lines)
 
 
 def caption_example(seed: int, duration: int | None = None, max_segments: int = 2,
-                    min_segments: int = 1, max_duration: int = 12) -> Example:
-    """The find task's clips, answered with the canonical caption prompt and format.
-    (Implemented, not trained yet: see FINDINGS.md.)"""
-    rng = random.Random(seed)
-    duration = duration or rng.randint(4, max_duration)
-    segments = find_segments(rng, duration, max_segments, min_segments)
+                    min_segments: int = 1, max_duration: int = 12,
+                    two_segment_share: float | None = None, max_count: int = 2,
+                    empty_share: float = 0.0) -> Example:
+    """The find task's clips (the same clip for the same seed and duration), answered with the
+    canonical caption prompt and format."""
+    _, duration, segments = clip_segments(seed, duration, max_segments, min_segments,
+                                          two_segment_share, max_count, empty_share,
+                                          max_duration)
     return Example(clip(segments, float(duration), seed), CAPTION_PROMPT,
                    caption_answer(segments), segments, "caption")
+
+
+TIME_PROBE_PROMPT = "What colour is the screen from {:.1f} to {:.1f} seconds?"  # not canonical
+
+
+def time_probe_example(seed: int, duration: int | None = None, max_segments: int = 2,
+                       min_segments: int = 1, max_duration: int = 12,
+                       two_segment_share: float | None = None, max_count: int = 2,
+                       empty_share: float = 0.0) -> Example:
+    """An auxiliary question (like the colour probe, not one of Marlin's prompts): the colour
+    of one of the clip's segments, asked by its time range. It trains the look-up a caption
+    needs after writing `<start - end>`: from a time range to the colour shown then."""
+    _, duration, segments = clip_segments(seed, duration, max_segments, min_segments,
+                                          two_segment_share, max_count, empty_share,
+                                          max_duration)
+    start, end, name = (random.Random(seed * 37 + 8).choice(segments) if segments
+                        else (0.0, float(duration), "black"))
+    return Example(clip(segments, float(duration), seed), TIME_PROBE_PROMPT.format(start, end),
+                   name, segments, name)
+
+
+PRESENCE_PROMPT = "Is there a {} screen in this clip?"  # not canonical
+
+
+def presence_example(seed: int, duration: int | None = None, max_segments: int = 2,
+                     min_segments: int = 1, max_duration: int = 12,
+                     two_segment_share: float | None = None, max_count: int = 2,
+                     empty_share: float = 0.0) -> Example:
+    """An auxiliary yes/no question (not one of Marlin's prompts): is this colour in the clip?
+    Half the time it is. It trains the feature an absent colour's unsure find answer needs."""
+    _, duration, segments = clip_segments(seed, duration, max_segments, min_segments,
+                                          two_segment_share, max_count, empty_share,
+                                          max_duration)
+    rng = random.Random(seed * 43 + 5)
+    shown = [c for _, _, c in segments]
+    if shown and rng.random() < 0.5:
+        name, answer = rng.choice(shown), "yes"
+    else:
+        name, answer = rng.choice([c for c in FIND_COLOURS if c not in shown]), "no"
+    return Example(clip(segments, float(duration), seed), PRESENCE_PROMPT.format(name), answer,
+                   segments, answer)
 
 
 def example(task: str, seed: int, duration: int | None = None,
             max_segments: int = 2, min_segments: int = 1,
             two_segment_share: float | None = None, max_duration: int = 12,
-            max_count: int = 2, ask: int | None = None) -> Example:
+            max_count: int = 2, ask: int | None = None, empty_share: float = 0.0,
+            absent: bool = False) -> Example:
     if task == "probe":
         return probe_example(seed)
     if task == "find":
         return find_example(seed, duration, max_segments, min_segments, two_segment_share,
-                            max_duration, max_count, ask)
+                            max_duration, max_count, ask, empty_share, absent)
     if task == "caption":
-        return caption_example(seed, duration, max_segments, min_segments, max_duration)
+        return caption_example(seed, duration, max_segments, min_segments, max_duration,
+                               two_segment_share, max_count, empty_share)
+    if task == "presence":
+        return presence_example(seed, duration, max_segments, min_segments, max_duration,
+                                two_segment_share, max_count, empty_share)
+    if task == "time-probe":
+        return time_probe_example(seed, duration, max_segments, min_segments, max_duration,
+                                  two_segment_share, max_count, empty_share)
     raise ValueError(f"unknown task {task!r}")
 
 
 def clip_kind(ex: Example) -> str:
-    """'1seg', '2seg_first' or '2seg_second' (which segment a find query asks for)."""
+    """'1seg', '2seg_first' or '2seg_second' (which segment a find query asks for), 'absent'."""
+    if ex.target == "absent":
+        return "absent"
     if len(ex.segments) == 1:
         return "1seg"
     first = "first" if ex.target == ex.segments[0][:2] else "second"

@@ -71,10 +71,13 @@ def collate(items: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
 def batch_for(processor: Any, task: str, seeds: list[int], pad_id: int,
               max_segments: int = 2, min_segments: int = 1,
               two_segment_share: float | None = None, max_duration: int = 12,
-              caption_share: float = 0.0, max_count: int = 2, paired: bool = False
-              ) -> dict[str, Any]:
+              caption_share: float = 0.0, max_count: int = 2, paired: bool = False,
+              empty_share: float = 0.0, absent_share: float = 0.0, keep_pairs: bool = False,
+              time_probe_share: float = 0.0, presence_share: float = 0.0,
+              min_duration: int = 4) -> dict[str, Any]:
     # One clip length per batch (find/caption: 4-max_duration s), so only the answers differ.
-    duration = 4 + seeds[0] % (max_duration - 3) if task in ("find", "caption") else None
+    duration = min_duration + seeds[0] % (max_duration - min_duration + 1) \
+        if task in ("find", "caption") else None
 
     def task_of(seed: int) -> str:  # find runs may mix in caption examples
         if task == "find" and caption_share and random.Random(seed * 11 + 5).random() \
@@ -85,16 +88,41 @@ def batch_for(processor: Any, task: str, seeds: list[int], pad_id: int,
     if task == "find-fixed":
         exs = [fixed_layout_example(s) for s in seeds]
     elif paired and task == "find":  # each clip twice, asked about two different segments
-        half = seeds[:len(seeds) // 2]
-        exs = [example("find", s, duration, max_segments, min_segments, two_segment_share,
-                       max_duration, max_count, ask) for s in half for ask in (0, 1)]
+        exs = []
+        for s in seeds[:len(seeds) // 2]:  # the first answer may be the clip's caption instead,
+            # the second may ask for a colour that is not there
+            absent = random.Random(s * 31 + 7).random() < absent_share
+            clip_args = (s, duration, max_segments, min_segments, two_segment_share,
+                         max_duration, max_count)
+            if keep_pairs:  # both questions always; the caption or absent one comes on top
+                exs += [example("find", *clip_args, ask, empty_share) for ask in (0, 1)]
+                if task_of(s) == "caption":
+                    exs.append(example("caption", *clip_args, None, empty_share))
+                elif absent:
+                    exs.append(example("find", *clip_args, 1, empty_share, True))
+                if random.Random(s * 41 + 3).random() < time_probe_share:
+                    exs.append(example("time-probe", *clip_args, None, empty_share))
+                if random.Random(s * 47 + 1).random() < presence_share:
+                    exs.append(example("presence", *clip_args, None, empty_share))
+                continue
+            exs.append(example(task_of(s), *clip_args, 0, empty_share))
+            exs.append(example("find", *clip_args, 1, empty_share, absent))
     else:
         exs = [example(task_of(s), s, duration, max_segments, min_segments, two_segment_share,
-                       max_duration, max_count) for s in seeds]
+                       max_duration, max_count, None, empty_share) for s in seeds]
     batch = collate([encode(processor, ex) for ex in exs], pad_id)
     if task in ("find", "caption", "find-fixed"):
-        batch["kinds"] = [clip_kind(ex) if ex.target != "caption" else "caption" for ex in exs]
+        batch["kinds"] = [example_kind(ex) for ex in exs]
     return batch
+
+
+def example_kind(ex: Example) -> str:
+    """'caption', 'time-probe', or the find clip's kind (data.clip_kind)."""
+    if ex.target == "caption":
+        return "caption"
+    if ex.target in ("yes", "no"):
+        return "presence"
+    return "time-probe" if ex.answer == ex.target else clip_kind(ex)
 
 
 def token_losses(model: Any, batch: dict[str, Any], zero_pixels: bool = False
@@ -116,9 +144,11 @@ def token_losses(model: Any, batch: dict[str, Any], zero_pixels: bool = False
 def classify(tokenizer: Any) -> dict[int, str]:
     """Answer token -> kind: 'digit', 'colour' (any piece of a colour word), 'format'."""
     kinds: dict[int, str] = {}
-    for name in PROBE_COLOURS:
-        for t in tokenizer(name, add_special_tokens=False)["input_ids"]:
-            kinds[t] = "colour"
+    for name in PROBE_COLOURS:  # alone (a probe answer) and after a space (in a caption);
+        # the pieces of a word split in several ('b', 'lu', 'e') would mark common letters
+        for ids in tokenizer([name, f" {name}"], add_special_tokens=False)["input_ids"]:
+            if len(ids) == 1:
+                kinds[ids[0]] = "colour"
     for t in range(len(tokenizer)):
         if tokenizer.decode([t]).strip().isdigit():
             kinds[t] = "digit"
@@ -231,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--digit-weight", type=float, default=1.0,
                    help="loss weight of digit tokens in the answer (others 1)")
+    p.add_argument("--colour-weight", type=float, default=1.0,
+                   help="loss weight of colour-word tokens in the answer (a caption names them)")
     p.add_argument("--max-segments", type=int, default=2, choices=[1, 2],
                    help="find: coloured segments per clip (1 = the easiest variant)")
     p.add_argument("--min-segments", type=int, default=1, choices=[1, 2],
@@ -240,6 +272,8 @@ def main(argv: list[str] | None = None) -> None:
                         "(overrides --min/--max-segments; the held-out sets use 0.6)")
     p.add_argument("--max-duration", type=int, default=12,
                    help="find: clip lengths are 4..max-duration whole seconds")
+    p.add_argument("--min-duration", type=int, default=4,
+                   help="find: training clip lengths are min-duration..max-duration s")
     p.add_argument("--max-count", type=int, default=2,
                    help="find with --two-segment-share: multi-segment clips get 2..max-count "
                         "segments (as many as the clip length allows)")
@@ -248,6 +282,27 @@ def main(argv: list[str] | None = None) -> None:
                         "(the prior over which segment is asked cancels; only the query helps)")
     p.add_argument("--caption-share", type=float, default=0.0,
                    help="find: this share of the examples are caption examples instead")
+    p.add_argument("--empty-share", type=float, default=0.0,
+                   help="find/caption: this share of the clips is black only")
+    p.add_argument("--absent-share", type=float, default=0.0,
+                   help="find --paired: the second question asks for an absent colour with "
+                        "this probability (answered with a random span: data.absent_answer)")
+    p.add_argument("--time-probe-share", type=float, default=0.0,
+                   help="find --paired --keep-pairs: this share of the clips also gets the "
+                        "auxiliary question 'what colour from S to E' (data.time_probe_example)")
+    p.add_argument("--presence-share", type=float, default=0.0,
+                   help="find --paired --keep-pairs: this share of the clips also gets the "
+                        "auxiliary yes/no question 'is there a C screen' (data.presence_example)")
+    p.add_argument("--keep-pairs", action="store_true",
+                   help="find --paired: every clip keeps both find questions; its caption or an "
+                        "absent colour is a third example (else they replace one)")
+    p.add_argument("--absent-grid", type=float, default=1.0, choices=[1.0, 0.5],
+                   help="the grid of the random spans answering an absent colour "
+                        "(data.ABSENT_GRID)")
+    p.add_argument("--varied", action="store_true",
+                   help="more query phrasings and 16:9 source files (data.VARIED_*)")
+    p.add_argument("--wide", action="store_true",
+                   help="16:9 source files too (data.VARIED_SOURCE_SIZES), one phrasing")
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--save-every", type=int, default=0,
@@ -273,6 +328,16 @@ def main(argv: list[str] | None = None) -> None:
         from training import data as training_data
 
         training_data.FRAME_TIMES = "app"
+    if args.absent_grid != 1.0:
+        from training import data as training_data
+
+        training_data.ABSENT_GRID = args.absent_grid
+    if args.varied or args.wide:
+        from training import data as training_data
+
+        training_data.SOURCE_SIZES = training_data.VARIED_SOURCE_SIZES
+        if args.varied:
+            training_data.QUERY_STYLES = training_data.VARIED_QUERY_STYLES
 
     from transformers import (
         AutoProcessor,
@@ -323,6 +388,7 @@ def main(argv: list[str] | None = None) -> None:
     mixed = args.task == "find-fixed" or (args.task == "find"
                                            and args.two_segment_share is not None)
     swapped_helds = []
+    extra_helds: dict[str, dict[str, Any]] = {}
     if mixed:  # 3 batches of 16 (different clip lengths), 60 % two-segment clips
         helds = [batch_for(processor, "find", [HELD_OUT_BASE + 16 * k + i for i in range(16)],
                            pad_id, two_segment_share=0.6, max_duration=args.max_duration)
@@ -335,6 +401,20 @@ def main(argv: list[str] | None = None) -> None:
             swapped_helds.append(collate([encode(processor, replace(
                 ex, prompt=find_prompt(f"the {other_colour(ex)} screen"))) for ex in exs],
                 pad_id))
+        if args.absent_share or args.caption_share:  # absent colours; captions of the clips
+            seeds = [HELD_OUT_BASE + 100 + i for i in range(16)]
+            duration = 4 + seeds[0] % (args.max_duration - 3)
+            extra_helds = {
+                "absent": collate([encode(processor, example(
+                    "find", s, duration, two_segment_share=0.6, max_duration=args.max_duration,
+                    absent=True)) for s in seeds], pad_id),
+                "caption": collate([encode(processor, example(
+                    "caption", s, duration, two_segment_share=0.6,
+                    max_duration=args.max_duration)) for s in seeds], pad_id)}
+            if args.presence_share:  # yes/no: ~0.69 is a coin toss
+                extra_helds["presence"] = collate([encode(processor, example(
+                    "presence", s, duration, two_segment_share=0.6,
+                    max_duration=args.max_duration)) for s in seeds], pad_id)
     else:  # the first session's held-out batch (curves comparable with its runs)
         helds = [batch_for(processor, args.task, [HELD_OUT_BASE + i for i in range(32)], pad_id,
                            args.max_segments, args.min_segments)]
@@ -353,6 +433,7 @@ def main(argv: list[str] | None = None) -> None:
                     rows = held["answer"][:, 1:].nonzero()[:, 0]
                     clip_kinds += [held["kinds"][int(r)] for r in rows]
             swapped = [token_losses(model, h)[0] for h in swapped_helds]
+            extra = {name: token_losses(model, h)[:2] for name, h in extra_helds.items()}
         model.train()
         real, blind, targets = torch.cat(reals), torch.cat(blinds), torch.cat(tgts)
         row: dict[str, Any] = {"step": step, "held_loss": float(real.mean()),
@@ -373,6 +454,14 @@ def main(argv: list[str] | None = None) -> None:
             multi = torch.tensor([k.startswith("2seg") for k in clip_kinds]) & is_digit
             row["digit_multi"] = float(real[multi].mean())
             row["digit_multi_query_swapped"] = float(torch.cat(swapped)[multi].mean())
+        for name, (loss, targets) in extra.items():  # absent: high is right (unsure digits)
+            digits = torch.tensor([kinds.get(int(t)) == "digit" for t in targets])
+            if digits.any():
+                row[f"{name}_digit"] = float(loss[digits].mean())
+            colours = torch.tensor([kinds.get(int(t)) == "colour" for t in targets])
+            if colours.any():  # a caption's colour words: ~1.39 is a guess among 4
+                row[f"{name}_colour"] = float(loss[colours].mean())
+            row[f"{name}_loss"] = float(loss.mean())
         return row
 
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
@@ -382,7 +471,9 @@ def main(argv: list[str] | None = None) -> None:
     fields = ["step", "seconds", "train_loss", "held_loss", "held_loss_zero_pixels",
               "held_colour", "held_colour_zero_pixels", "held_digit", "held_digit_zero_pixels",
               "held_format", "held_format_zero_pixels", "digit_1seg", "digit_2seg_first",
-              "digit_2seg_second", "digit_multi", "digit_multi_query_swapped"]
+              "digit_2seg_second", "digit_multi", "digit_multi_query_swapped", "absent_digit",
+              "absent_loss", "caption_digit", "caption_loss", "caption_colour",
+              "presence_loss"]
     started = time.perf_counter()
     vision_before = vision_report(model, processor)
     print("vision before:", vision_before, flush=True)
@@ -397,9 +488,12 @@ def main(argv: list[str] | None = None) -> None:
                      for i in range(args.batch)]
             batch = batch_for(processor, args.task, seeds, pad_id, args.max_segments,
                               args.min_segments, args.two_segment_share, args.max_duration,
-                              args.caption_share, args.max_count, args.paired)
+                              args.caption_share, args.max_count, args.paired,
+                              args.empty_share, args.absent_share, args.keep_pairs,
+                              args.time_probe_share, args.presence_share, args.min_duration)
             losses, targets, _ = token_losses(model, batch)
-            weights = torch.tensor([args.digit_weight if kinds.get(int(t)) == "digit" else 1.0
+            token_weight = {"digit": args.digit_weight, "colour": args.colour_weight}
+            weights = torch.tensor([token_weight.get(kinds.get(int(t), ""), 1.0)
                                     for t in targets])
             loss = (losses * weights).sum() / weights.sum()
             opt.zero_grad(set_to_none=True)
