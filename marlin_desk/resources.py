@@ -18,10 +18,14 @@ def resource_path(*parts: str) -> Path:
     return resources_root().joinpath(*parts)
 
 
+DEMO_QUERY = "the blue screen"  # what the demo searches for (a phrasing the demo model knows)
+
+
 def demo_video() -> Path:
     return resource_path("demo", "demo.mp4")
 
 
 def demo_model() -> Path:
-    """The bundled tiny model: runs anywhere offline; its answers are not meaningful."""
-    return resource_path("models", "marlin-tiny")
+    """The bundled tiny model, trained on coloured screens (training/, its model card): runs
+    anywhere offline and is right about the demo video, not about real footage."""
+    return resource_path("models", "marlin-tiny-trained")

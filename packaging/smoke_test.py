@@ -43,6 +43,8 @@ BAD_WORDS = ("No module named", "Traceback")
 # Qt says these when QtMultimedia's FFmpeg backend plugin cannot load (a library left out of
 # the bundle): the app still starts, but the player shows nothing.
 QT_MEDIA_FAILURES = ("No QtMultimedia backends found", "Failed to initialize QMediaPlayer")
+# resources/demo/demo.mp4 (training/demo_video.py: DEMO_SEGMENTS), in time order
+DEMO_COLOURS = ("red", "blue", "green")
 
 
 class Smoke:
@@ -170,7 +172,8 @@ class Smoke:
         png = self.out / "selftest.png"
         if png.exists():
             png.unlink()
-        rc, out, err = self.run("selftest", "selftest", "--screenshot", str(png), "--json")
+        rc, out, err = self.run("selftest", "selftest", "--screenshot", str(png), "--json",
+                                "--max-tokens", "0", "--query", "the blue screen")
         for text in QT_MEDIA_FAILURES:
             self.check(text not in err, f"selftest: QtMultimedia backend loads (no {text!r})")
         doc = self.json_of("selftest", out) if out.strip().startswith("{") else {}
@@ -178,6 +181,12 @@ class Smoke:
         for key in ("model", "video", "windows", "timings", "screenshot"):
             self.check(key in doc, f"selftest: key {key!r} in the summary")
         self.check(not doc.get("errors"), f"selftest: no errors ({doc.get('errors')})")
+        # the bundled demo model is trained: its timeline for the demo video is the truth
+        events = [e.get("label", "") for e in doc.get("timeline", {}).get("events", [])]
+        self.check(len(events) == len(DEMO_COLOURS) and all(
+            c in e for c, e in zip(DEMO_COLOURS, events, strict=False)),
+            f"selftest: the timeline shows the demo's {', '.join(DEMO_COLOURS)} events "
+            f"({events})")
         self.check(png.is_file() and png.stat().st_size > 0, "selftest: screenshot written")
         if png.is_file():
             colours = png_colours(png)

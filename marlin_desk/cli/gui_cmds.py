@@ -18,7 +18,8 @@ def register(sub: Any) -> None:
     test.add_argument("--model", help="model folder or hub id (default: as the app chooses)")
     test.add_argument("--screenshot", metavar="PNG", help="save a screenshot of the window")
     test.add_argument("--json", action="store_true", help="print the summary as JSON")
-    test.add_argument("--query", default="a person walking", help="the query to run")
+    test.add_argument("--query", help="the query to run (default: the demo's query on the "
+                                     "demo video, else 'a person walking')")
     test.add_argument("--max-tokens", type=int, default=48,
                       help="cap on caption tokens per window (a smoke test, not a full caption)")
     test.set_defaults(func=_run_selftest)

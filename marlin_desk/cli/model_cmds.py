@@ -9,8 +9,6 @@ from typing import Any
 
 from marlin_desk.cli.common import emit_json, progress
 
-DEMO_QUERY = "the screen turns blue"
-
 
 def model_options(parser: argparse.ArgumentParser, *, window_concurrency: bool = True) -> None:
     """The options that choose the model and how it runs (analyze, find, batch)."""
@@ -163,10 +161,10 @@ def _print_analysis(doc: dict[str, Any]) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     """Real work offline: the real model when it is on this machine, else the bundled demo
-    model (random weights: the pipeline runs end to end, the answers mean nothing)."""
+    model (trained here on coloured screens: right about the demo video, about nothing else)."""
     from marlin_desk.core.errors import ModelUnavailable
     from marlin_desk.engine.loader import DEFAULT_MODEL, locate
-    from marlin_desk.resources import demo_model, demo_video
+    from marlin_desk.resources import DEMO_QUERY, demo_model, demo_video
     from marlin_desk.workflows import JobSettings, analyze, find, open_video
 
     os.environ["HF_HUB_OFFLINE"] = "1"  # the demo never starts a multi-GB download by itself
@@ -176,7 +174,8 @@ def run_demo(args: argparse.Namespace) -> int:
     except ModelUnavailable:
         model = str(demo_model())
         note = (f"{DEFAULT_MODEL} is not on this machine, so the bundled demo model runs instead "
-                f"(random weights: its answers are not meaningful). Get the real model with "
+                f"(a tiny model of the same architecture that knows only red, green, blue "
+                f"and yellow screens on black, as in the demo video). Get the real model with "
                 f"`marlin-desk models pull {DEFAULT_MODEL}` on a connected machine.")
     progress(note)
     bench = open_video(str(demo_video()), JobSettings(model=model), use_cache=False)

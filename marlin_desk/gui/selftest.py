@@ -52,7 +52,7 @@ def _wait(app: Any, done: Callable[[], bool], timeout: float) -> bool:
 
 def run_selftest(video: str | None = None, model: str | None = None,
                  screenshot: str | None = None, as_json: bool = False,
-                 query: str = "a person walking", max_tokens: int = 48) -> int:
+                 query: str | None = None, max_tokens: int = 48) -> int:
     t_start = time.perf_counter()
     from marlin_desk.gui.app import make_app, needs_offscreen
 
@@ -60,7 +60,7 @@ def run_selftest(video: str | None = None, model: str | None = None,
     from marlin_desk.gui.main_window import MainWindow
     from marlin_desk.gui.settings import Settings
     from marlin_desk.gui.theme import apply_theme
-    from marlin_desk.resources import demo_video
+    from marlin_desk.resources import DEMO_QUERY, demo_video
     from marlin_desk.store import AnalysisCache
 
     summary: dict[str, Any] = {"ok": False, "reason": "", "timings": {}}
@@ -77,6 +77,8 @@ def run_selftest(video: str | None = None, model: str | None = None,
             video = str(demo) if demo.is_file() else str(
                 synthetic_video(Path(tmp.name) / "synthetic.mp4"))
             summary["video_source"] = "demo" if demo.is_file() else "synthetic (no demo video)"
+            query = query or (DEMO_QUERY if demo.is_file() else None)
+        query = query or "a person walking"
         window = MainWindow(settings, cache=AnalysisCache(Path(tmp.name) / "cache.sqlite"),
                             autoload_model=False, model=model, confirm=lambda _q: False,
                             autosave_dir=Path(tmp.name) / "autosave")
@@ -121,6 +123,11 @@ def run_selftest(video: str | None = None, model: str | None = None,
         timings["find"] = round(time.perf_counter() - t, 3)
         summary["query"] = query
         summary["results"] = [s.to_json() for s in window.doc.results[:5]]
+        # what the timeline draws (its Events and Find lanes), so a check sees what a user sees
+        summary["timeline"] = {name: [{"start": round(i.start, 2), "end": round(i.end, 2),
+                                       "label": i.label} for i in lane.items]
+                               for name, lane in (("events", window.timeline.data.events),
+                                                  ("results", window.timeline.data.results))}
         _wait(app, lambda: bool(window.timeline.data.thumbs), 10)
         _wait(app, lambda: False, 0.5)  # let the last frame and repaint land
         if screenshot:
