@@ -24,6 +24,7 @@ import torch
 from marlin_desk.core.prompts import find_prompt
 from marlin_desk.engine.inputs import suffix_ids, video_prefix
 from marlin_desk.engine.tiny import build_processor, build_tokenizer, tiny_config
+from training import data as training_data
 from training.data import (
     HELD_OUT_BASE,
     PROBE_COLOURS,
@@ -324,20 +325,14 @@ def main(argv: list[str] | None = None) -> None:
                         "not on the exact 0.5 s grid")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
+    # data-wide choices, set once before any example is made
     if args.app_times:
-        from training import data as training_data
-
         training_data.FRAME_TIMES = "app"
-    if args.absent_grid != 1.0:
-        from training import data as training_data
-
-        training_data.ABSENT_GRID = args.absent_grid
+    training_data.ABSENT_GRID = args.absent_grid
     if args.varied or args.wide:
-        from training import data as training_data
-
         training_data.SOURCE_SIZES = training_data.VARIED_SOURCE_SIZES
-        if args.varied:
-            training_data.QUERY_STYLES = training_data.VARIED_QUERY_STYLES
+    if args.varied:
+        training_data.QUERY_STYLES = training_data.VARIED_QUERY_STYLES
 
     from transformers import (
         AutoProcessor,

@@ -300,21 +300,27 @@ def close_boundary_gaps(spans: Iterable[Span], windows: Sequence[Window],
     to meet at it, so that merge_spans joins a moment the boundary cut in two."""
     spans = list(spans)
     by_window = {w.index: w for w in windows}
+    sure: dict[int, list[Span]] = {}
+    for s in spans:
+        if not s.low_confidence and s.window in by_window:
+            sure.setdefault(s.window, []).append(s)
+
+    def reaches(index: int, side: str) -> bool:
+        """Whether a sure span of window `index` comes within slack of its start or end."""
+        w = by_window.get(index)
+        return w is not None and any(
+            (s.start - w.start if side == "start" else w.end - s.end) <= slack
+            for s in sure.get(index, []))
+
     out = []
     for s in spans:
-        w = by_window.get(s.window) if s.window is not None else None
         start, end = s.start, s.end
+        w = by_window.get(s.window) if s.window is not None else None
         if w is not None and not s.low_confidence:
-            for t in spans:
-                v = by_window.get(t.window) if t.window is not None else None
-                if t is s or t.low_confidence or v is None:
-                    continue
-                if v.index == w.index + 1 and w.end - end <= slack \
-                        and t.start - v.start <= slack:
-                    end = max(end, v.start)
-                if v.index == w.index - 1 and start - w.start <= slack \
-                        and v.end - t.end <= slack:
-                    start = min(start, v.end)
+            if w.end - end <= slack and reaches(w.index + 1, "start"):
+                end = max(end, by_window[w.index + 1].start)
+            if start - w.start <= slack and reaches(w.index - 1, "end"):
+                start = min(start, by_window[w.index - 1].end)
         out.append(Span(start, end, s.score, s.window, s.low_confidence))
     return out
 

@@ -77,8 +77,8 @@ def run_selftest(video: str | None = None, model: str | None = None,
             video = str(demo) if demo.is_file() else str(
                 synthetic_video(Path(tmp.name) / "synthetic.mp4"))
             summary["video_source"] = "demo" if demo.is_file() else "synthetic (no demo video)"
-            query = query or (DEMO_QUERY if demo.is_file() else None)
-        query = query or "a person walking"
+        query = query or (DEMO_QUERY if summary.get("video_source") == "demo"
+                          else "a person walking")
         window = MainWindow(settings, cache=AnalysisCache(Path(tmp.name) / "cache.sqlite"),
                             autoload_model=False, model=model, confirm=lambda _q: False,
                             autosave_dir=Path(tmp.name) / "autosave")
