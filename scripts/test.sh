@@ -5,10 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System libraries: FFmpeg (export, torchcodec) and what Qt needs offscreen (QtMultimedia
-# fails to import without libpulse0).
+# fails to import without libpulse0); Xvfb and Mesa's GL driver for the tests on a real X
+# server (tests/desktop, and the GUI suite again at the end).
 APT_PACKAGES="ffmpeg libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3 libxkbcommon0
   libxkbcommon-x11-0 libx11-6 libx11-xcb1 libxext6 libxrandr2 libdrm2 libpulse0 libxcb-cursor0
-  libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libnss3 fonts-dejavu-core"
+  libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libnss3 fonts-dejavu-core xvfb libgl1-mesa-dri"
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $APT_PACKAGES \
@@ -32,3 +33,8 @@ export QT_QPA_PLATFORM=offscreen
 .venv/bin/ruff check marlin_desk tests bench training
 .venv/bin/lint-imports
 .venv/bin/python -m pytest -q -p no:xvfb --durations=15 "$@"
+# The GUI suite once more on a real X server with GL: offscreen Qt loads no GL driver, and that
+# once hid a crash (tests/desktop/test_real_display.py).
+if [ $# -eq 0 ]; then
+  .venv/bin/python -m tests.xserver .venv/bin/python -m pytest -q -p no:xvfb tests/gui
+fi

@@ -12,6 +12,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from marlin_desk import __version__
+from marlin_desk.gui.native_libs import load_before_gl
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,7 @@ def needs_offscreen() -> bool:
 
 def make_app(argv: list[str] | None = None, offscreen: bool = False) -> QApplication:
     sys.setswitchinterval(SWITCH_INTERVAL)
+    load_before_gl()  # before Qt can load the GL driver: see native_libs
     if offscreen and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = QApplication.instance()
@@ -54,18 +56,26 @@ def _install_excepthook() -> None:
 
 
 def run_app(path: str | None = None) -> int:
+    from marlin_desk import crashes
+    from marlin_desk.gui.dialogs.crash import offer_crash_report
     from marlin_desk.gui.main_window import MainWindow
     from marlin_desk.gui.settings import Settings
     from marlin_desk.gui.theme import apply_theme
 
     app = make_app(offscreen=needs_offscreen())
+    crashed = crashes.unfinished_sessions()  # before this session leaves its own marker
+    marker = crashes.begin_session()
     settings = Settings()
     apply_theme(app, settings.get("theme"))
     _install_excepthook()
     window = MainWindow(settings)
     window.show()
+    if crashed:
+        QTimer.singleShot(0, lambda: offer_crash_report(window, crashed[-1]))
     if path:
         QTimer.singleShot(0, lambda: window.open_path(path))
     else:
         QTimer.singleShot(0, window.check_recovery)
-    return int(app.exec())
+    code = int(app.exec())
+    crashes.end_session(marker)
+    return code

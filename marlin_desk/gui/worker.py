@@ -321,6 +321,8 @@ class EngineClient(QObject):
     @Slot(int, object)
     def _on_model_ready(self, job_id: int, info: object) -> None:
         self.model_info = dict(info)  # type: ignore[call-overload]
+        log.info("model ready: %s (%s on %s)", self.model_info.get("model"),
+                 self.model_info.get("backend"), self.model_info.get("device"))
         self.modelReady.emit(job_id, info)
 
     @Slot(int, str, object)

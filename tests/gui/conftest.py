@@ -13,6 +13,15 @@ from tests.videos import make_video
 
 
 @pytest.fixture(scope="session")
+def qapp() -> Any:
+    """The app's own QApplication (make_app), as `marlin-desk app` makes it: on a real X server
+    that is what keeps the GL driver's LLVM and triton's apart (gui/native_libs.py)."""
+    from marlin_desk.gui.app import make_app
+
+    return make_app()
+
+
+@pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from marlin_desk.engine.tiny import build_tiny_model
 
@@ -52,6 +61,8 @@ def make_window(qtbot: Any, settings: Any, tmp_path: Path) -> Callable[..., Any]
         qtbot.addWidget(window)
         window.resize(1200, 800)
         window.show()
+        window.activateWindow()  # on a real X server, shortcuts go to the active window only
+        qtbot.waitUntil(window.isActiveWindow, timeout=5000)
         return window
 
     return make
