@@ -77,7 +77,7 @@ def main() -> None:
         for concurrency in (1, 2, 4):
             settings = JobSettings(model=model or "", backend="remote", **common,
                                    server=ServerSettings(url=url, served_model=args.served_model,
-                                                         concurrency=concurrency))
+                                                         windows_in_flight=concurrency))
             rows.append((f"remote, concurrency {concurrency}", *run(settings, video)))
         if model:
             local = JobSettings(model=model, device="cpu", backend="fp32", **common)

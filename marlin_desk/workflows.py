@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from marlin_desk.core import options
+from marlin_desk.core import project as projfile
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.prompts import CAPTION_MAX_NEW_TOKENS
 from marlin_desk.core.timeline import Analysis, WindowResult
 from marlin_desk.core.windows import plan_windows
 from marlin_desk.media.probe import VideoInfo, probe
+from marlin_desk.models import ModelChoice, choose_model
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.store.fingerprint import CacheKey, fingerprint
 
@@ -36,7 +39,7 @@ class ServerSettings:
     url: str
     served_model: str | None = None  # None: the server's only model (asked at open)
     api_key: str | None = None
-    concurrency: int = 4  # windows in flight per video
+    windows_in_flight: int = options.DEFAULT_WINDOWS_IN_FLIGHT
     clip_dir: str | None = None  # a folder the server reads too: file URLs instead of uploads
     timeout: float | None = None  # seconds per request (None: the client's default)
 
@@ -46,16 +49,17 @@ class JobSettings:
     """Everything that decides an answer, hence part of the cache key."""
 
     model: str
-    device: str = "auto"
-    window: float = 120.0
-    overlap: float = 0.0
+    device: str = options.DEFAULT_DEVICE
+    window: float = options.DEFAULT_WINDOW_SECONDS
+    overlap: float = options.DEFAULT_OVERLAP_SECONDS
     revision: str | None = None
     budget: VideoBudget = TRAINING_BUDGET
     caption_tokens: int = CAPTION_MAX_NEW_TOKENS  # a smaller cap gives shorter, other answers
-    # auto|gptq|bnb4|bf16|fp32|sdnq. Not in cache_settings: what it changes in the answers is
-    # the numeric precision, which is the cache key's own `precision` field.
-    backend: str = "auto"
+    # options.BACKENDS. Not in cache_settings: what it changes in the answers is the numeric
+    # precision, which is the cache key's own `precision` field.
+    backend: str = options.DEFAULT_BACKEND
     server: ServerSettings | None = None  # with backend "remote"
+    choice: ModelChoice | None = None  # why this model (not part of the key)
 
     def cache_settings(self) -> dict[str, Any]:
         return {"window": self.window, "overlap": self.overlap, "budget": self.budget.to_dict(),
@@ -83,7 +87,6 @@ class Workbench:
     def ensure_session(self) -> Any:
         """Load the model (once) and open the video session."""
         if self.session is None:
-            from marlin_desk.engine.backends import load_best
             from marlin_desk.engine.session import VideoSession
 
             if self.engine is None and is_remote(self.settings):
@@ -95,8 +98,7 @@ class Workbench:
                                              budget=self.settings.budget)
                 return self.session
             if self.engine is None:
-                self.engine = load_best(self.settings.model, self.settings.backend,
-                                        self.settings.device, revision=self.settings.revision)
+                self.engine = open_engine(self.settings)
                 self.notes.extend(self.engine.fallbacks)
             self._rekey()
             self.session = VideoSession(self.engine, self.video, info=self.info,
@@ -123,15 +125,62 @@ def is_remote(settings: JobSettings) -> bool:
     return settings.backend == "remote"
 
 
+def job_settings(*, model: str | None = None, backend: str = options.DEFAULT_BACKEND,
+                 device: str = options.DEFAULT_DEVICE,
+                 window: float = options.DEFAULT_WINDOW_SECONDS,
+                 overlap: float = options.DEFAULT_OVERLAP_SECONDS, revision: str | None = None,
+                 caption_tokens: int | None = None, server: ServerSettings | None = None,
+                 ) -> JobSettings:
+    """The settings of a job from the user's options, as the commands and the app both take
+    them: a server URL means the remote backend; no model means the one `choose_model` picks
+    (pulled Marlin-2B, the hub cache, else the demo model, with the reason)."""
+    if backend not in options.BACKENDS:
+        raise BadInput(f"unknown backend {backend!r}: use one of {', '.join(options.BACKENDS)}")
+    if device not in options.DEVICES:
+        raise BadInput(f"unknown device {device!r}: use one of {', '.join(options.DEVICES)}")
+    if server is not None and server.url and backend == options.DEFAULT_BACKEND:
+        backend = "remote"
+    choice = None
+    if backend == "remote":
+        if server is None or not server.url:
+            raise BadInput("the remote backend needs the server's address (http://HOST:PORT/v1)"
+                           ": set it in Preferences, or pass --url")
+        if server.windows_in_flight < 1:
+            raise BadInput("the windows in flight must be at least 1")
+        model = server.served_model or ""
+    else:
+        choice = choose_model(model, revision=revision)
+        model = choice.model
+        server = None
+    return JobSettings(model=model or "", device=device, window=window, overlap=overlap,
+                       revision=revision, backend=backend, server=server, choice=choice,
+                       caption_tokens=caption_tokens or CAPTION_MAX_NEW_TOKENS)
+
+
+def open_engine(settings: JobSettings) -> Any:
+    """Load the model for these settings through the backend chain (GPTQ, NF4, BF16, FP32 ...
+    falling back by itself), or connect to the server; `why` says which model and why."""
+    if is_remote(settings):
+        return connect_server(settings)
+    from marlin_desk.engine.backends import load_best
+
+    engine = load_best(settings.model, settings.backend, settings.device,
+                       revision=settings.revision)
+    if settings.choice is not None:
+        engine.why = f"{settings.choice.why}; {engine.why}".strip("; ")
+    return engine
+
+
 def connect_server(settings: JobSettings) -> Any:
     """The remote engine for these settings: checks the server answers and serves the model."""
     from marlin_desk.remote.session import connect
 
     server = settings.server
     if server is None or not server.url:
-        raise BadInput("--backend remote needs --url http://HOST:PORT/v1 (the server's address)")
+        raise BadInput("the remote backend needs the server's address (http://HOST:PORT/v1)"
+                       ": set it in Preferences, or pass --url")
     return connect(server.url, server.served_model, api_key=server.api_key,
-                   concurrency=server.concurrency, clip_dir=server.clip_dir,
+                   concurrency=server.windows_in_flight, clip_dir=server.clip_dir,
                    timeout=server.timeout)
 
 
@@ -320,14 +369,76 @@ def find(bench: Workbench, queries: list[str], *, top: int | None = None,
     return results
 
 
+@dataclass
+class OpenedVideo:
+    """A video as the app and `subtitles`/`export --events` open it: probed, fingerprinted and
+    with its most recent complete analysis from the cache, if any (no model)."""
+
+    info: VideoInfo
+    fingerprint: str = ""
+    analysis: Analysis | None = None
+    ref: dict[str, Any] | None = None  # analysis_ref of the cached analysis
+
+
+def analysis_ref(key: CacheKey) -> dict[str, Any]:
+    """What a project stores to find its analysis again in the cache."""
+    return {"fingerprint": key.fingerprint, "model_id": key.model_id, "revision": key.revision,
+            "precision": key.precision, "settings": key.settings, "key": key.digest()}
+
+
+def open_cached(video: str, cache: AnalysisCache | None = None, *,
+                info: VideoInfo | None = None) -> OpenedVideo:
+    """Probe (clear errors for bad files), fingerprint, and find the cached analysis. A cache
+    problem never stops the open: the video opens without its analysis."""
+    opened = OpenedVideo(info if info is not None else probe(video))
+    try:
+        opened.fingerprint = fingerprint(video)
+    except OSError as exc:
+        log.info("cannot fingerprint %s: %s", video, exc)
+    if cache is None:
+        return opened
+    try:
+        for entry in cache.lookup(video):
+            if entry.complete:
+                analysis = cache.get_analysis(entry.key)
+                if analysis is not None:
+                    opened.analysis, opened.ref = analysis, analysis_ref(entry.key)
+                    break
+    except Exception as exc:  # noqa: BLE001 - the cache is an optimisation
+        log.info("cache look-up failed for %s: %s", video, exc)
+    return opened
+
+
 def cached_analysis(video: str) -> Analysis | None:
     """The most recent complete analysis of this file (found by content), with no model."""
-    cache = AnalysisCache()
-    for entry in cache.lookup(video):
-        if entry.complete:
-            analysis = cache.get_analysis(entry.key)
-            if analysis is not None:
-                return analysis
+    return open_cached(video, AnalysisCache()).analysis
+
+
+def video_work_path(fingerprint: str) -> Path:
+    """Where the app keeps a video's own project (its clip bin and edited events), by content:
+    reopening the video, even moved or renamed, brings its clips back."""
+    from marlin_desk.paths import data_dir
+
+    return data_dir() / "videos" / f"{fingerprint}{projfile.SUFFIX}"
+
+
+def saved_project(video: str, fingerprint: str | None = None) -> projfile.Project | None:
+    """The video's saved work: its own project in the app's folder, else a `<name>.marlin`
+    project beside it (what Save As suggests). None when there is neither."""
+    from marlin_desk.store.fingerprint import fingerprint as content_fingerprint
+
+    candidates = []
+    try:
+        candidates.append(video_work_path(fingerprint or content_fingerprint(video)))
+    except OSError as exc:
+        log.info("no fingerprint for %s: %s", video, exc)
+    candidates.append(Path(video).with_suffix(projfile.SUFFIX))
+    for path in candidates:
+        if path.is_file():
+            try:
+                return projfile.load(path)
+            except Exception as exc:  # noqa: BLE001 - a damaged file is skipped, and said
+                log.warning("cannot read the saved project %s: %s", path, exc)
     return None
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from marlin_desk.cli.common import emit_json, progress, run_in_worker
+from marlin_desk.core.options import DEFAULT_VIDEOS_AT_ONCE
 
 EXIT_SOME_FAILED = 6  # 4 is out of GPU memory, 5 a failing server
 EXIT_CANCELLED = 130
@@ -47,12 +48,12 @@ def register(subparsers: Any) -> None:
                "arguments; 3 model (or server) not available; 130 stopped by Ctrl-C.")
     p.add_argument("inputs", nargs="+", metavar="FOLDER_OR_LIST",
                    help="a folder, a text file listing videos, or video files")
-    # in batch, --concurrency is videos at once; each video's windows in flight keep the default
-    model_options(p, window_concurrency=False)
+    model_options(p, windows_in_flight=False)
     p.add_argument("--queries", metavar="FILE",
                    help="plain-language queries to find in every video, one a line")
-    p.add_argument("--concurrency", type=int, default=1, metavar="N", dest="videos_at_once",
-                   help="videos at once (remote backend only; a local model runs one at a time)")
+    p.add_argument("--videos-at-once", type=int, default=DEFAULT_VIDEOS_AT_ONCE, metavar="N",
+                   help="videos analysed at once (remote backend only; a local model runs one "
+                        "at a time)")
     p.add_argument("--subtitles", choices=["srt", "vtt"],
                    help="also write the events as subtitles beside the results")
     p.add_argument("--no-chapters", action="store_true", help="do not write YouTube chapters")

@@ -10,17 +10,20 @@ from typing import Any
 from marlin_desk.cli.common import emit_json, progress
 
 
-def model_options(parser: argparse.ArgumentParser, *, window_concurrency: bool = True) -> None:
-    """The options that choose the model and how it runs (analyze, find, batch)."""
-    from marlin_desk.engine.loader import DEFAULT_MODEL
+def model_options(parser: argparse.ArgumentParser, *, windows_in_flight: bool = True) -> None:
+    """The options that choose the model and how it runs (analyze, find, batch), built from
+    the settings vocabulary (core.options) that the app's Preferences use too."""
+    from marlin_desk.core import options
+    from marlin_desk.models import DEFAULT_MODEL
 
-    parser.add_argument("--model", default=DEFAULT_MODEL,
-                        help=f"hub id or local folder (default {DEFAULT_MODEL})")
+    parser.add_argument("--model", default=None,
+                        help=f"hub id or local folder (default: {DEFAULT_MODEL} when it is on "
+                             "this machine, else the bundled demo model, and the output says "
+                             "which)")
     parser.add_argument("--revision", default=None, help="hub revision (branch, tag or commit)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    parser.add_argument("--device", default=options.DEFAULT_DEVICE, choices=options.DEVICES)
     parser.add_argument(
-        "--backend", default="auto",
-        choices=["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq", "remote"],
+        "--backend", default=options.DEFAULT_BACKEND, choices=options.BACKENDS,
         help="how the model runs: auto picks GPTQ 4-bit on CUDA, then bitsandbytes NF4, then "
              "16-bit, then FP32 on CPU; remote sends the windows to a server (--url); the "
              "JSON's engine says which ran and why")
@@ -32,17 +35,22 @@ def model_options(parser: argparse.ArgumentParser, *, window_concurrency: bool =
                         help="the server's API key, if it has one (default $MARLIN_API_KEY)")
     server.add_argument("--served-model", default=None,
                         help="the model name the server serves (default: its only model)")
-    if window_concurrency:  # batch has its own --concurrency: videos at once
-        server.add_argument("--concurrency", type=int, default=4, dest="window_concurrency",
-                            help="windows in flight per video (default 4)")
+    if windows_in_flight:  # batch runs each video with the default
+        server.add_argument("--windows-in-flight", type=int, metavar="N",
+                            default=options.DEFAULT_WINDOWS_IN_FLIGHT,
+                            help="windows of the video sent to the server at once (default "
+                                 f"{options.DEFAULT_WINDOWS_IN_FLIGHT})")
     server.add_argument("--clip-dir", default=None,
                         help="a folder the server can read too (--allowed-local-media-path): "
                              "clips are passed as file URLs instead of uploaded")
     server.add_argument("--timeout", type=float, default=None,
                         help="seconds to wait for one answer (default 600)")
-    parser.add_argument("--window", type=float, default=120.0,
-                        help="window length in seconds (at most 120: the model's 240 frames)")
-    parser.add_argument("--overlap", type=float, default=0.0, help="window overlap in seconds")
+    parser.add_argument("--window", type=float, default=options.DEFAULT_WINDOW_SECONDS,
+                        help=f"window length in seconds (at most "
+                             f"{options.MAX_WINDOW_SECONDS:g}: the model's "
+                             f"{int(options.MAX_WINDOW_SECONDS * 2)} frames)")
+    parser.add_argument("--overlap", type=float, default=options.DEFAULT_OVERLAP_SECONDS,
+                        help="window overlap in seconds")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
 
@@ -67,34 +75,31 @@ def register(subparsers: Any) -> None:
 
 
 def job_settings(args: argparse.Namespace) -> Any:
-    """JobSettings from the model options (the cache key: analyze, find and batch agree)."""
-    from marlin_desk.core.errors import BadInput
-    from marlin_desk.workflows import JobSettings, ServerSettings
+    """JobSettings from the model options, through the same call the app makes (workflows)."""
+    from marlin_desk.core import options
+    from marlin_desk.workflows import ServerSettings, job_settings
 
-    backend = getattr(args, "backend", "auto")
-    url = getattr(args, "url", None)
-    if url and backend == "auto":
-        backend = "remote"
     server = None
-    if backend == "remote":
-        if not url:
-            raise BadInput("--backend remote needs --url http://HOST:PORT/v1 (the server's "
-                           "address; see docs/serving.md)")
-        concurrency = getattr(args, "window_concurrency", 4)
-        if concurrency < 1:
-            raise BadInput("--concurrency must be at least 1")
-        server = ServerSettings(url=url, served_model=args.served_model, api_key=args.api_key,
-                                concurrency=concurrency, clip_dir=args.clip_dir,
-                                timeout=args.timeout)
-    return JobSettings(model=args.model, device=args.device, window=args.window,
-                       overlap=args.overlap, revision=args.revision, backend=backend,
-                       server=server)
+    if args.url or args.backend == "remote":
+        server = ServerSettings(
+            url=args.url or "", served_model=args.served_model, api_key=args.api_key,
+            windows_in_flight=getattr(args, "windows_in_flight",
+                                      options.DEFAULT_WINDOWS_IN_FLIGHT),
+            clip_dir=args.clip_dir, timeout=args.timeout)
+    settings = job_settings(model=args.model, backend=args.backend, device=args.device,
+                            window=args.window, overlap=args.overlap, revision=args.revision,
+                            server=server)
+    if settings.choice is not None and settings.choice.source != "user":
+        progress(f"model: {settings.choice.why}")
+    return settings
 
 
 def _notes(bench: Any) -> list[str]:
-    """Fallbacks and out-of-memory budget changes, for the JSON and the terminal."""
+    """Which model and why, fallbacks and out-of-memory budget changes, for the JSON."""
     session_notes = list(getattr(bench.session, "notes", []) or [])
-    return list(dict.fromkeys([*bench.notes, *session_notes]))
+    choice = bench.settings.choice
+    chosen = [choice.why] if choice is not None and choice.source != "user" else []
+    return list(dict.fromkeys([*chosen, *bench.notes, *session_notes]))
 
 
 def _report(p: Any) -> None:
@@ -129,7 +134,7 @@ def run_find(args: argparse.Namespace) -> int:
         raise BadInput("--top must be at least 1")
     bench = open_video(args.video, job_settings(args), use_cache=not args.no_cache)
     results = find(bench, args.queries, top=args.top, on_progress=_report)
-    model = bench.engine.model_id if bench.engine else args.model
+    model = bench.engine.model_id if bench.engine else bench.settings.model
     doc = {"video": args.video, "duration": round(bench.info.duration, 3), "model": model,
            "engine": bench.engine.describe() if bench.engine else None,
            "queries": [r.to_json() for r in results], "notes": _notes(bench)}
@@ -162,23 +167,14 @@ def _print_analysis(doc: dict[str, Any]) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     """Real work offline: the real model when it is on this machine, else the bundled demo
     model (trained here on coloured screens: right about the demo video, about nothing else)."""
-    from marlin_desk.core.errors import ModelUnavailable
-    from marlin_desk.engine.loader import DEFAULT_MODEL, locate
-    from marlin_desk.resources import DEMO_QUERY, demo_model, demo_video
-    from marlin_desk.workflows import JobSettings, analyze, find, open_video
+    from marlin_desk.resources import DEMO_QUERY, demo_video
+    from marlin_desk.workflows import analyze, find, job_settings, open_video
 
     os.environ["HF_HUB_OFFLINE"] = "1"  # the demo never starts a multi-GB download by itself
-    try:
-        model = str(locate(DEFAULT_MODEL))
-        note = f"using {DEFAULT_MODEL}"
-    except ModelUnavailable:
-        model = str(demo_model())
-        note = (f"{DEFAULT_MODEL} is not on this machine, so the bundled demo model runs instead "
-                f"(a tiny model of the same architecture that knows only red, green, blue "
-                f"and yellow screens on black, as in the demo video). Get the real model with "
-                f"`marlin-desk models pull {DEFAULT_MODEL}` on a connected machine.")
+    settings = job_settings()
+    note = f"using {settings.choice.why}" if settings.choice else ""
     progress(note)
-    bench = open_video(str(demo_video()), JobSettings(model=model), use_cache=False)
+    bench = open_video(str(demo_video()), settings, use_cache=False)
     analysis, _ = analyze(bench, on_progress=_report)
     results = find(bench, [DEMO_QUERY], top=3)
     doc = {"note": note, "probe": bench.info.to_json(), "engine": bench.engine.describe(),

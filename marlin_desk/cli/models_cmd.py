@@ -13,7 +13,7 @@ import time
 from typing import Any, TextIO
 
 from marlin_desk.cli.common import emit_json
-from marlin_desk.engine.models import (
+from marlin_desk.models import (
     DEFAULT_MODEL,
     ModelManager,
     ModelStatus,

@@ -12,7 +12,7 @@ TEMPLATE_NAME = "marlin_bare_video.jinja"
 
 
 def register(subparsers: Any) -> None:
-    from marlin_desk.engine.loader import DEFAULT_MODEL
+    from marlin_desk.models import DEFAULT_MODEL
 
     p = subparsers.add_parser(
         "server-setup",

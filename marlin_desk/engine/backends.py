@@ -118,7 +118,7 @@ def _weights_gib(folder: Path) -> float:
 def sources_for(backend: str, model: str) -> list[str]:
     """What `backend` would load for `model`: a local folder as is; for a catalogue id, the
     catalogue's checkpoint of that backend's kind (the named one first when it fits)."""
-    from marlin_desk.engine.models import CATALOGUE, catalogue_entry
+    from marlin_desk.models import CATALOGUE, catalogue_entry
 
     if Path(model).expanduser().is_dir():
         return [str(Path(model).expanduser())]
@@ -134,7 +134,7 @@ def sources_for(backend: str, model: str) -> list[str]:
 
 def _named_kind(model: str) -> str | None:
     """The kind of checkpoint the user named, when it is knowable without downloading."""
-    from marlin_desk.engine.models import catalogue_entry
+    from marlin_desk.models import catalogue_entry
 
     path = Path(model).expanduser()
     if path.is_dir():

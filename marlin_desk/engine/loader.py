@@ -17,10 +17,10 @@ from typing import Any
 
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import ModelUnavailable
+from marlin_desk.models.catalogue import DEFAULT_MODEL
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "NemoStation/Marlin-2B"
 _HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 
 
@@ -103,7 +103,7 @@ def locate(model: str, revision: str | None = None) -> Path:
         return path
     if path.exists() or not _HUB_ID.fullmatch(model):
         raise ModelUnavailable(f"no model folder at {model}")
-    from marlin_desk.engine.models import ModelManager
+    from marlin_desk.models import ModelManager
 
     pulled = ModelManager().installed_folder(model, revision)
     if pulled is not None:

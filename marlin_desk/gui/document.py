@@ -15,12 +15,10 @@ from marlin_desk.core.timeline import Analysis, Event, Span
 
 
 class Document(QObject):
-    videoChanged = Signal()
     eventsChanged = Signal()
     clipsChanged = Signal()
     resultsChanged = Signal()
     marksChanged = Signal()
-    modified = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -41,6 +39,14 @@ class Document(QObject):
         self.mark_out: float | None = None
         self.dirty = False
 
+    def load_video(self, video: str, info: Any, fingerprint: str) -> None:
+        """A newly opened video: everything of the last one goes, and every view hears it."""
+        self.reset()
+        self.video, self.info, self.fingerprint = video, info, fingerprint
+        for signal in (self.eventsChanged, self.clipsChanged, self.resultsChanged,
+                       self.marksChanged):
+            signal.emit()
+
     @property
     def duration(self) -> float:
         return float(self.info.duration) if self.info is not None else 0.0
@@ -50,8 +56,7 @@ class Document(QObject):
         return float(self.info.fps) if self.info is not None and self.info.fps else 25.0
 
     def _touch(self) -> None:
-        self.dirty = True
-        self.modified.emit()
+        self.dirty = True  # the autosave's cue; the title's • follows the undo stack
 
     # -- analysis -------------------------------------------------------------------------
     def set_analysis(self, analysis: Analysis | None, ref: dict[str, Any] | None = None,
@@ -144,6 +149,7 @@ class Document(QObject):
         self._touch()
 
     def set_clips(self, clips: list[Clip]) -> None:
+        """The clips of a project or of the video's saved clip bin, as opened (not an edit)."""
         self.clips = list(clips)
         self.clipsChanged.emit()
 

@@ -58,37 +58,19 @@ class _Worker(QThread):
 
 
 class OpenWorker(_Worker):
-    """Probe the file, fingerprint it and look its analysis up in the cache."""
+    """Probe the file, fingerprint it and look its analysis up in the cache (workflows, as
+    the commands do)."""
 
-    opened = Signal(object)  # dict: info, fingerprint, analysis, ref
+    opened = Signal(object)  # workflows.OpenedVideo
 
     def __init__(self, path: str, cache: Any = None, parent: Any = None) -> None:
         super().__init__(parent)
         self.path, self.cache = path, cache
 
     def work(self) -> None:
-        from marlin_desk.media.probe import probe
-        from marlin_desk.store.fingerprint import fingerprint
+        from marlin_desk.workflows import open_cached
 
-        info = probe(self.path)
-        result: dict[str, Any] = {"info": info, "fingerprint": "", "analysis": None, "ref": None}
-        try:
-            result["fingerprint"] = fingerprint(self.path)
-        except OSError as exc:
-            log.info("cannot fingerprint %s: %s", self.path, exc)
-        if self.cache is not None:
-            try:
-                for entry in self.cache.lookup(self.path):
-                    if entry.complete:
-                        analysis = self.cache.get_analysis(entry.key)
-                        if analysis is not None:
-                            from marlin_desk.gui.worker import key_ref
-
-                            result["analysis"], result["ref"] = analysis, key_ref(entry.key)
-                            break
-            except Exception as exc:  # noqa: BLE001 - a cache problem never blocks Open
-                log.info("cache look-up failed: %s", exc)
-        self.opened.emit(result)
+        self.opened.emit(open_cached(self.path, self.cache))
 
 
 def frame_to_qimage(frame: Any, height: int, rotation: int = 0) -> QImage:

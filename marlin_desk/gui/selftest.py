@@ -81,6 +81,7 @@ def run_selftest(video: str | None = None, model: str | None = None,
                           else "a person walking")
         window = MainWindow(settings, cache=AnalysisCache(Path(tmp.name) / "cache.sqlite"),
                             autoload_model=False, model=model, confirm=lambda _q: False,
+                            ask_save=lambda _q: "discard",
                             autosave_dir=Path(tmp.name) / "autosave")
         window.resize(1440, 900)
         window.show()
@@ -91,7 +92,7 @@ def run_selftest(video: str | None = None, model: str | None = None,
             return bool(window.errors)
 
         t = time.perf_counter()
-        window.load_model()
+        window.model_jobs.load_model()
         if not _wait(app, lambda: window.engine.model_info is not None or failed(), STEP_TIMEOUT) \
                 or failed():
             raise RuntimeError(window.last_error or "the model did not load in time")
@@ -107,8 +108,9 @@ def run_selftest(video: str | None = None, model: str | None = None,
         summary["duration"] = round(window.doc.duration, 3)
 
         t = time.perf_counter()
-        window.analyse()
-        if not _wait(app, lambda: window.analysis_job is None or failed(), STEP_TIMEOUT) \
+        window.model_jobs.analyse()
+        jobs = window.model_jobs
+        if not _wait(app, lambda: jobs.analysis_job is None or failed(), STEP_TIMEOUT) \
                 or failed() or window.doc.analysis is None:
             raise RuntimeError(window.last_error or "the analysis did not finish")
         timings["analyse"] = round(time.perf_counter() - t, 3)
@@ -116,8 +118,8 @@ def run_selftest(video: str | None = None, model: str | None = None,
         summary["events"] = len(window.doc.events)
 
         t = time.perf_counter()
-        window.run_query(query)
-        if not _wait(app, lambda: window.find_job is None or failed(), STEP_TIMEOUT) \
+        window.model_jobs.run_query(query)
+        if not _wait(app, lambda: window.model_jobs.find_job is None or failed(), STEP_TIMEOUT) \
                 or failed():
             raise RuntimeError(window.last_error or "the search did not finish")
         timings["find"] = round(time.perf_counter() - t, 3)

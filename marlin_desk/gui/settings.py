@@ -12,16 +12,18 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
+from marlin_desk.core import options
 from marlin_desk.paths import data_dir
 
+# The defaults come from the settings vocabulary (core.options) that the commands use too.
 DEFAULTS: dict[str, Any] = {
-    "backend": "auto",
-    "device": "auto",
-    "model": "",  # empty: the real model when downloaded, else the bundled demo model
-    "window_seconds": 120.0,
+    "backend": options.DEFAULT_BACKEND,
+    "device": options.DEFAULT_DEVICE,
+    "model": "",  # empty: models.choose_model decides (pulled Marlin-2B, else the demo model)
+    "window_seconds": options.DEFAULT_WINDOW_SECONDS,
     "export_dir": "",
     "default_preset": "original",
-    "theme": "dark",
+    "theme": options.DEFAULT_THEME,
     "caption_tokens": 0,  # 0: the pipeline's own limit; tests and the self-test cap it
     "autosave_seconds": 60,
     "auto_analyse": True,
@@ -30,9 +32,10 @@ DEFAULTS: dict[str, Any] = {
     "server_url": "",
     "server_model": "",  # empty: the server's only model
     "server_api_key": "",
-    "server_concurrency": 4,
+    "server_windows_in_flight": options.DEFAULT_WINDOWS_IN_FLIGHT,
 }
-SERVER_KEYS = ("server_url", "server_model", "server_api_key", "server_concurrency")
+SERVER_KEYS = ("server_url", "server_model", "server_api_key", "server_windows_in_flight")
+MODEL_KEYS = ("backend", "device", "model", *SERVER_KEYS)  # a change reloads the model
 MAX_RECENT = 10
 
 
@@ -65,6 +68,20 @@ class Settings:
         self._q.sync()
 
     # -- convenience ------------------------------------------------------------------------
+    def model_options(self) -> Any:
+        """The model preferences as the worker takes them (worker_protocol.ModelOptions)."""
+        from marlin_desk.gui.worker_protocol import ModelOptions
+        from marlin_desk.workflows import ServerSettings
+
+        server = None
+        if self.get("server_url"):
+            server = ServerSettings(url=self.get("server_url"),
+                                    served_model=self.get("server_model") or None,
+                                    api_key=self.get("server_api_key") or None,
+                                    windows_in_flight=max(1, self.get("server_windows_in_flight")))
+        return ModelOptions(model=self.get("model"), backend=self.get("backend"),
+                            device=self.get("device"), server=server)
+
     @property
     def export_dir(self) -> Path:
         value = self.get("export_dir")

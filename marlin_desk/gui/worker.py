@@ -1,10 +1,12 @@
 """The model worker: one long-lived QThread that owns the model and runs queued jobs.
 
-Jobs (load, analyse, find) are sent to the worker object through a queued signal, so the
-thread's event queue is the job queue and jobs run one after another. Every job reports by
-signals (started, progress, partial windows, finished, failed, cancelled); the GUI connects them
-to QObject slots so that they run on the GUI thread. Cancelling sets the job's threading.Event,
-which the pipeline polls between windows and between generated tokens.
+Jobs (a typed request: load, analyse, find; worker_protocol) are sent to the worker object
+through a queued signal, so the thread's event queue is the job queue and jobs run one after
+another. Every job reports by signals (started, progress, partial windows, finished with a typed
+result, failed, cancelled); the GUI connects them to QObject slots so that they run on the GUI
+thread. Cancelling sets the job's threading.Event, which the pipeline polls between windows and
+between generated tokens. Every decision (which model, the job's settings, the cache key) is
+made by workflows, exactly as for the commands.
 
 torch and transformers are imported here only inside the job methods, i.e. in the worker thread
 and after the window is shown: importing this module stays cheap.
@@ -12,6 +14,7 @@ and after the window is shown: importing this module stays cheap.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import os
@@ -19,12 +22,23 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from marlin_desk.core.errors import Cancelled, MarlinError, ModelUnavailable
+from marlin_desk.gui.worker_protocol import (
+    AnalyseRequest,
+    AnalyseResult,
+    FindRequest,
+    FindResult,
+    LoadRequest,
+    ModelReady,
+    Request,
+    Result,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,159 +65,91 @@ def lower_this_thread_priority(nice: int = WORKER_NICE) -> bool:
 @dataclass
 class Job:
     id: int
-    kind: str  # load | analyse | find
-    params: dict[str, Any]
+    request: Request
     cancel: threading.Event = field(default_factory=threading.Event)
     submitted: float = field(default_factory=time.monotonic)
 
 
-def choose_model(spec: str) -> tuple[str, str]:
-    """(model, why): the user's choice; else Marlin-2B if downloaded; else the demo model."""
-    if spec:
-        return spec, "chosen by the user (Preferences or --model)"
-    from marlin_desk.engine.loader import DEFAULT_MODEL
-    from marlin_desk.resources import demo_model
-
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(DEFAULT_MODEL, "config.json")
-    except Exception:  # noqa: BLE001 - any hub trouble means "not downloaded"
-        cached = None
-    if isinstance(cached, str):
-        return DEFAULT_MODEL, "Marlin-2B is downloaded"
-    demo = demo_model()
-    if (demo / "config.json").is_file():
-        return str(demo), ("Marlin-2B is not downloaded, so the bundled demo model runs (it "
-                           "knows only coloured screens, as in the demo video): Model > "
-                           "Download Marlin-2B")
-    raise ModelUnavailable("no model: Marlin-2B is not downloaded and the demo model is missing;"
-                           " use Model > Download Marlin-2B or choose a model folder in "
-                           "Preferences")
-
-
 class ModelWorker(QObject):
-    """Lives in the model thread. Holds the loaded model and one video session."""
+    """Lives in the model thread. Holds the loaded model and one open video."""
 
-    started = Signal(int, str)
+    started = Signal(int, object)  # job, request
     progress = Signal(int, int, int, float, str)  # job, done, total, eta (-1: unknown), message
     window = Signal(int, object)  # job, WindowResult (partial analysis)
-    modelReady = Signal(int, object)  # job, LoadedModel.describe() dict
-    finished = Signal(int, str, object)  # job, kind, result
-    failed = Signal(int, str, str)  # job, kind, plain message
-    cancelled = Signal(int, str)
+    finished = Signal(int, object, object)  # job, request, Result
+    failed = Signal(int, object, str)  # job, request, plain message
+    cancelled = Signal(int, object)  # job, request
 
     def __init__(self, cache: Any = None) -> None:
         super().__init__()
         self.cache = cache
         self.engine: Any = None
+        self.settings: Any = None  # workflows.JobSettings of the loaded model
         self.bench: Any = None  # workflows.Workbench of the open video
         self.bench_asked: Any = None  # the JobSettings it was opened with
         self._niced = False
+        self._jobs: dict[type, Callable[[Job], Result]] = {
+            LoadRequest: self._load, AnalyseRequest: self._analyse, FindRequest: self._find}
 
     @Slot(object)
     def run(self, job: Job) -> None:
         if not self._niced:  # first job, in the worker thread, before torch is imported
             self._niced = True
             lower_this_thread_priority()
+        name = type(job.request).__name__
         if job.cancel.is_set():
-            self.cancelled.emit(job.id, job.kind)
+            self.cancelled.emit(job.id, job.request)
             return
-        self.started.emit(job.id, job.kind)
+        self.started.emit(job.id, job.request)
         try:
-            result = getattr(self, f"_{job.kind}")(job)
+            result = self._jobs[type(job.request)](job)
         except Cancelled:
-            self.cancelled.emit(job.id, job.kind)
+            self.cancelled.emit(job.id, job.request)
         except MarlinError as exc:
-            log.warning("%s job failed: %s", job.kind, exc)
-            self.failed.emit(job.id, job.kind, str(exc))
+            log.warning("%s failed: %s", name, exc)
+            self.failed.emit(job.id, job.request, str(exc))
         except Exception as exc:  # noqa: BLE001 - the worker must survive anything
-            log.error("%s job crashed\n%s", job.kind, traceback.format_exc())
-            self.failed.emit(job.id, job.kind, f"unexpected error: {exc}")
+            log.error("%s crashed\n%s", name, traceback.format_exc())
+            self.failed.emit(job.id, job.request, f"unexpected error: {exc}")
         else:
-            self.finished.emit(job.id, job.kind, result)
+            self.finished.emit(job.id, job.request, result)
 
     # -- jobs ------------------------------------------------------------------------------
-    def _load(self, job: Job) -> dict[str, Any]:
-        if job.params.get("backend") == "remote":
-            return self._connect(job)
-        model, why = choose_model(job.params.get("model", ""))
-        self.progress.emit(job.id, 0, 1, -1.0, f"loading {model}")
-        from marlin_desk.engine.backends import load_best
+    def _load(self, job: Job) -> ModelReady:
+        from marlin_desk.workflows import job_settings, open_engine
 
-        # the best way to run it here (GPTQ, NF4, BF16, FP32...), falling back by itself
-        backend = job.params.get("backend") or "auto"
-        if backend not in {"auto", "gptq", "bnb4", "bf16", "fp32", "sdnq"}:
-            backend = "auto"  # a setting from another version: let the app choose
-        engine = load_best(model, backend, job.params.get("device") or "auto")
+        o = job.request.options  # type: ignore[union-attr]
+        remote = o.backend == "remote" or (o.server is not None and bool(o.server.url))
+        settings = job_settings(model=o.model or None, backend=o.backend, device=o.device,
+                                server=o.server if remote else None)
+        what = (settings.server.url if settings.server else None) or settings.model
+        self.progress.emit(job.id, 0, 1, -1.0, f"{'connecting to' if remote else 'loading'} "
+                                              f"{what}")
+        engine = open_engine(settings)
         if job.cancel.is_set():
             raise Cancelled("model load cancelled")
-        self.engine, self.bench = engine, None
-        info = dict(engine.describe())
-        info["why"] = f"{why}; {info.get('why') or ''}".strip("; ")
-        self.modelReady.emit(job.id, info)
-        return info
+        self.engine, self.settings, self.bench = engine, settings, None
+        return ModelReady(dict(engine.describe()))
 
-    def _connect(self, job: Job) -> dict[str, Any]:
-        """The remote backend: no weights here, only a server that must answer."""
-        from marlin_desk.workflows import connect_server
-
-        server = self._server_settings(job.params.get("server") or {})
-        self.progress.emit(job.id, 0, 1, -1.0, f"connecting to {server.url or 'the server'}")
-        engine = connect_server(self._job_settings(server))
-        if job.cancel.is_set():
-            raise Cancelled("connection cancelled")
-        self.engine, self.bench = engine, None
-        info = dict(engine.describe())
-        self.modelReady.emit(job.id, info)
-        return info
-
-    @staticmethod
-    def _server_settings(params: dict[str, Any]) -> Any:
-        from marlin_desk.workflows import ServerSettings
-
-        return ServerSettings(url=str(params.get("url") or ""),
-                              served_model=params.get("served_model") or None,
-                              api_key=params.get("api_key") or None,
-                              concurrency=max(1, int(params.get("concurrency") or 4)))
-
-    @staticmethod
-    def _job_settings(server: Any, **fields: Any) -> Any:
-        from marlin_desk.workflows import JobSettings
-
-        return JobSettings(model=server.served_model or "", backend="remote", server=server,
-                           **fields)
-
-    def _bench(self, params: dict[str, Any]) -> Any:
-        """The open video for these settings (workflows: the same cache key as the CLI)."""
+    def _bench(self, request: AnalyseRequest | FindRequest) -> Any:
+        """The open video for this request (workflows: the same cache key as the CLI)."""
         if self.engine is None:
             raise ModelUnavailable("no model is loaded yet: wait for it or load one (Model menu)")
         from marlin_desk.core.prompts import CAPTION_MAX_NEW_TOKENS
-        from marlin_desk.workflows import JobSettings, open_video
+        from marlin_desk.workflows import open_video
 
-        window = {"window": float(params.get("window", 120.0)),
-                  "overlap": float(params.get("overlap", 0.0)),
-                  "caption_tokens": int(params.get("max_new_tokens") or CAPTION_MAX_NEW_TOKENS)}
-        if self.engine.backend == "remote":
-            from marlin_desk.workflows import ServerSettings
-
-            served = self.engine.served.name
-            settings = self._job_settings(ServerSettings(url=self.engine.client.url,
-                                                         served_model=served,
-                                                         concurrency=self.engine.concurrency),
-                                          **window)
-        else:
-            settings = JobSettings(model=self.engine.model_id, device=self.engine.device,
-                                   revision=self.engine.revision, **window)
+        settings = dataclasses.replace(
+            self.settings, window=float(request.window), overlap=float(request.overlap),
+            caption_tokens=int(request.caption_tokens or CAPTION_MAX_NEW_TOKENS))
         bench = self.bench
         # open_video may adapt the settings to the model (its budget, its longest window), so
         # compare with what was asked for last time
-        if bench is None or bench.video != params["video"] or self.bench_asked != settings:
+        if bench is None or bench.video != request.video or self.bench_asked != settings:
             # a new video or new settings; the model (and the open session) stay loaded
-            session = bench.session if bench is not None and bench.video == params["video"] \
+            session = bench.session if bench is not None and bench.video == request.video \
                 else None
-            bench = open_video(params["video"], settings, use_cache=self.cache is not None,
-                               cache=self.cache, engine=self.engine, info=params.get("info"))
+            bench = open_video(request.video, settings, use_cache=self.cache is not None,
+                               cache=self.cache, engine=self.engine, info=request.info)
             if session is not None and session.original_budget == bench.settings.budget:
                 bench.session = session
             self.bench, self.bench_asked = bench, settings
@@ -224,11 +170,12 @@ class ModelWorker(QObject):
 
         return on_progress
 
-    def _analyse(self, job: Job) -> dict[str, Any]:
-        from marlin_desk.workflows import analyze
+    def _analyse(self, job: Job) -> AnalyseResult:
+        from marlin_desk.workflows import analysis_ref, analyze
 
-        bench = self._bench(job.params)
-        if not job.params.get("resume", True) and bench.cache is not None:
+        request: AnalyseRequest = job.request  # type: ignore[assignment]
+        bench = self._bench(request)
+        if not request.resume and bench.cache is not None:
             bench.cache.discard(bench.key)
         done = bench.cache.windows_done(bench.key) if bench.cache is not None else {}
         self.progress.emit(job.id, len(done), bench.total_windows, -1.0,
@@ -236,43 +183,35 @@ class ModelWorker(QObject):
         analysis, _cached = analyze(bench, on_window=lambda r: self.window.emit(job.id, r),
                                     on_progress=self._progress_reporter(job),
                                     should_stop=job.cancel.is_set)
-        ref = key_ref(bench.key) if bench.cache is not None else None
-        return {"analysis": analysis, "ref": ref, "resumed": len(done)}
+        ref = analysis_ref(bench.key) if bench.cache is not None else None
+        return AnalyseResult(analysis, ref, len(done))
 
-    def _find(self, job: Job) -> dict[str, Any]:
+    def _find(self, job: Job) -> FindResult:
         from marlin_desk.workflows import find
 
-        p = job.params
-        query = str(p["query"]).strip()
+        request: FindRequest = job.request  # type: ignore[assignment]
+        query = request.query.strip()
         if not query:
             raise MarlinError("type what you are looking for first")
-        bench = self._bench(p)
-        cached = bench.cache is not None and p.get("use_cache", True) and \
-            bench.cache.get_find(bench.key, query) is not None
+        bench = self._bench(request)
+        cached = bench.cache is not None and bench.cache.get_find(bench.key, query) is not None
         started = time.perf_counter()
-        (result,) = find(bench, [query], top=p.get("top"),
+        (result,) = find(bench, [query], top=request.top,
                          on_progress=self._progress_reporter(job),
                          should_stop=job.cancel.is_set)
-        return {"query": query, "spans": result.spans,
-                "seconds": time.perf_counter() - started, "cached": cached}
-
-
-def key_ref(key: Any) -> dict[str, Any]:
-    """What a project stores to find its analysis again in the cache."""
-    return {"fingerprint": key.fingerprint, "model_id": key.model_id, "revision": key.revision,
-            "precision": key.precision, "settings": key.settings, "key": key.digest()}
+        return FindResult(query, list(result.spans), time.perf_counter() - started, cached)
 
 
 class EngineClient(QObject):
     """The GUI side of the model worker: submit jobs, cancel them, and hear back by signals."""
 
-    jobStarted = Signal(int, str)
+    jobStarted = Signal(int, object)  # job, request
     progress = Signal(int, int, int, float, str)
     window = Signal(int, object)
-    modelReady = Signal(int, object)
-    finished = Signal(int, str, object)
-    failed = Signal(int, str, str)
-    cancelled = Signal(int, str)
+    modelReady = Signal(int, object)  # job, ModelReady
+    finished = Signal(int, object, object)  # job, request, result
+    failed = Signal(int, object, str)  # job, request, message
+    cancelled = Signal(int, object)  # job, request
     _submit = Signal(object)
 
     _ids = itertools.count(1)
@@ -289,27 +228,27 @@ class EngineClient(QObject):
         self._worker.started.connect(self.jobStarted)
         self._worker.progress.connect(self.progress)
         self._worker.window.connect(self.window)
-        self._worker.modelReady.connect(self._on_model_ready)
         self._worker.finished.connect(self._on_finished)
         self._worker.failed.connect(self._on_failed)
         self._worker.cancelled.connect(self._on_cancelled)
 
-    def submit(self, kind: str, **params: Any) -> int:
+    def submit(self, request: Request) -> int:
         if not self._thread.isRunning():
             self._thread.start(QThread.Priority.LowPriority)
-        job = Job(next(self._ids), kind, params)
+        job = Job(next(self._ids), request)
         self.jobs[job.id] = job
         self._submit.emit(job)
         return job.id
 
-    def cancel(self, job_id: int | None = None, kind: str | None = None) -> None:
-        """Cancel one job, every job of a kind, or (no arguments) every job."""
+    def cancel(self, job_id: int | None = None, kind: type | None = None) -> None:
+        """Cancel one job, every job of a request type, or (no arguments) every job."""
         for job in list(self.jobs.values()):
-            if (job_id is None or job.id == job_id) and (kind is None or job.kind == kind):
+            if (job_id is None or job.id == job_id) and \
+                    (kind is None or isinstance(job.request, kind)):
                 job.cancel.set()
 
-    def active(self, kind: str | None = None) -> list[Job]:
-        return [j for j in self.jobs.values() if kind is None or j.kind == kind]
+    def active(self, kind: type | None = None) -> list[Job]:
+        return [j for j in self.jobs.values() if kind is None or isinstance(j.request, kind)]
 
     def shutdown(self, wait_ms: int = 15_000) -> None:
         self.cancel()
@@ -318,24 +257,22 @@ class EngineClient(QObject):
             if not self._thread.wait(wait_ms):
                 log.warning("model worker did not stop in %d ms", wait_ms)
 
+    @Slot(int, object, object)
+    def _on_finished(self, job_id: int, request: object, result: object) -> None:
+        self.jobs.pop(job_id, None)
+        if isinstance(result, ModelReady):
+            self.model_info = dict(result.info)
+            log.info("model ready: %s (%s on %s)", self.model_info.get("model"),
+                     self.model_info.get("backend"), self.model_info.get("device"))
+            self.modelReady.emit(job_id, result)
+        self.finished.emit(job_id, request, result)
+
+    @Slot(int, object, str)
+    def _on_failed(self, job_id: int, request: object, message: str) -> None:
+        self.jobs.pop(job_id, None)
+        self.failed.emit(job_id, request, message)
+
     @Slot(int, object)
-    def _on_model_ready(self, job_id: int, info: object) -> None:
-        self.model_info = dict(info)  # type: ignore[call-overload]
-        log.info("model ready: %s (%s on %s)", self.model_info.get("model"),
-                 self.model_info.get("backend"), self.model_info.get("device"))
-        self.modelReady.emit(job_id, info)
-
-    @Slot(int, str, object)
-    def _on_finished(self, job_id: int, kind: str, result: object) -> None:
+    def _on_cancelled(self, job_id: int, request: object) -> None:
         self.jobs.pop(job_id, None)
-        self.finished.emit(job_id, kind, result)
-
-    @Slot(int, str, str)
-    def _on_failed(self, job_id: int, kind: str, message: str) -> None:
-        self.jobs.pop(job_id, None)
-        self.failed.emit(job_id, kind, message)
-
-    @Slot(int, str)
-    def _on_cancelled(self, job_id: int, kind: str) -> None:
-        self.jobs.pop(job_id, None)
-        self.cancelled.emit(job_id, kind)
+        self.cancelled.emit(job_id, request)

@@ -21,6 +21,7 @@ from typing import Any
 from marlin_desk.core.answers import Answer, WindowFacts, mean, number_logprob
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import Cancelled
+from marlin_desk.core.options import DEFAULT_WINDOWS_IN_FLIGHT
 from marlin_desk.core.windows import Window
 from marlin_desk.media.probe import VideoInfo, probe
 from marlin_desk.media.sampling import sample_window
@@ -33,7 +34,8 @@ log = logging.getLogger(__name__)
 ShouldStop = Callable[[], bool]
 OnNote = Callable[[str], None]
 
-DEFAULT_CONCURRENCY = 4  # windows in flight per video: keeps a batching server busy
+# windows in flight per video: keeps a batching server busy
+DEFAULT_CONCURRENCY = DEFAULT_WINDOWS_IN_FLIGHT
 KEPT_CLIPS = 8  # packed windows kept for the next query (a 120 s window is a few MB)
 END_PIECES = {"<|im_end|>", "<|endoftext|>"}  # a stop token is no part of the answer
 

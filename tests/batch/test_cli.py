@@ -42,7 +42,7 @@ def test_json_document_and_exit_codes(tiny_model: Path, tmp_path: Path, fast_cli
     queries.write_text("# looking for\na red frame\n", encoding="utf-8")
 
     rc, out, err = batch(capsys, str(lib), *model_args(tiny_model), "--queries", str(queries),
-                         "--subtitles", "vtt", "--concurrency", "2", "--json")
+                         "--subtitles", "vtt", "--videos-at-once", "2", "--json")
     assert rc == 6, err  # finished, but a video failed
     doc = json.loads(out)
     assert {"videos", "summary", "stopped", "fatal", "concurrency", "seconds", "engine",
@@ -82,7 +82,7 @@ def test_bad_arguments_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert rc == 2 and "cannot read" in err
     rc, _, err = batch(capsys, str(v), "--window", "500")
     assert rc == 2 and "longer than" in err
-    assert batch(capsys, str(v), "--concurrency", "0")[0] == 2
+    assert batch(capsys, str(v), "--videos-at-once", "0")[0] == 2
 
 
 def test_ctrl_c_stops_cleanly_and_a_rerun_resumes(tiny_model: Path, tmp_path: Path,

@@ -36,6 +36,12 @@ def sample_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       size=(320, 192), fps=25, audio=True)
 
 
+@pytest.fixture(autouse=True)
+def own_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own app data folder: a video's saved clips never reach another test."""
+    monkeypatch.setenv("MARLIN_DESK_DATA", str(tmp_path / "data"))
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Any:
     from marlin_desk.gui.settings import Settings
@@ -55,6 +61,7 @@ def make_window(qtbot: Any, settings: Any, tmp_path: Path) -> Callable[..., Any]
 
     def make(model: str | None = None, cache: bool = True, **kw: Any) -> Any:
         kw.setdefault("autosave_dir", tmp_path / "autosave")
+        kw.setdefault("ask_save", lambda _question: "discard")  # never a modal box in a test
         window = MainWindow(settings,
                             cache=AnalysisCache(tmp_path / "cache.sqlite") if cache else None,
                             autoload_model=False, model=model, confirm=lambda _q: True, **kw)

@@ -130,9 +130,9 @@ def test_event_edit_undo_redo(qtbot, make_window, sample_video) -> None:
 def test_io_marks_make_a_clip_and_trim_by_drag(qtbot, make_window, sample_video) -> None:
     w = make_window()
     open_and_wait(qtbot, w, sample_video)
-    w.seek(1.0)
+    w.views.seek(1.0)
     qtbot.keyClick(w, Qt.Key.Key_I)
-    w.seek(3.0)
+    w.views.seek(3.0)
     qtbot.keyClick(w, Qt.Key.Key_O)
     assert (w.doc.mark_in, w.doc.mark_out) == pytest.approx((1.0, 3.0), abs=0.02)
     clip = w.add_clip_from_marks()
@@ -164,15 +164,15 @@ def test_clip_bin_rename_reorder_delete_with_undo(qtbot, make_window, sample_vid
     w = make_window()
     open_and_wait(qtbot, w, sample_video)
     w.doc.set_results("red", [Span(0.5, 1.5, -0.2), Span(3.0, 4.0, -1.5)])
-    w.add_clips_from_results([0, 1])
+    w.edits.add_clips_from_results([0, 1])
     ids = [c.id for c in w.doc.clips]
     m = w.clips_panel.model
     m.setData(m.index(1, 0), "second")
     m.setData(m.index(1, 4), "reels")
     assert (w.doc.clips[1].name, w.doc.clips[1].preset) == ("second", "reels")
-    w.move_clip(ids[1], -1)
+    w.edits.move_clip(ids[1], -1)
     assert [c.id for c in w.doc.clips] == [ids[1], ids[0]]
-    w.delete_clips([ids[0]])
+    w.edits.delete_clips([ids[0]])
     assert [c.id for c in w.doc.clips] == [ids[1]]
     for _ in range(4):
         w.undo_stack.undo()
@@ -202,16 +202,16 @@ def test_project_save_reload_round_trip(qtbot, make_window, sample_video, tmp_pa
     m = w.events_panel.model
     m.setData(m.index(0, 2), "edited red")
     w.doc.set_results("x", [Span(1.0, 2.0, -0.3)])
-    w.add_clips_from_results([0])
+    w.edits.add_clips_from_results([0])
     path = tmp_path / "proj" / "edit.marlin"
-    assert w.save_project_to(path)
+    assert w.project.save_to(path)
     assert w.undo_stack.isClean()
     w2 = make_window()
     with qtbot.waitSignal(w2.videoOpened, timeout=30_000):
-        assert w2.open_project(path)
+        assert w2.project.open(path)
     assert w2.doc.events == w.doc.events and w2.doc.events[0].description == "edited red"
     assert w2.doc.clips == w.doc.clips
-    assert w2.project_path == path
+    assert w2.project.path == path
     assert len(w2.timeline.data.clips.items) == 1
 
 
@@ -219,13 +219,13 @@ def test_autosave_recovery_after_a_crash(qtbot, make_window, sample_video, tmp_p
     w = make_window()
     open_and_wait(qtbot, w, sample_video)
     w.doc.set_results("x", [Span(2.0, 3.0, -0.3)])
-    w.add_clips_from_results([0])
-    saved = w.autosave_now()
+    w.edits.add_clips_from_results([0])
+    saved = w.project.autosave()
     assert saved is not None and saved.is_file()
     # The first window "crashes": its autosave stays; a new window finds it.
     w2 = make_window()
     with qtbot.waitSignal(w2.videoOpened, timeout=30_000):
-        assert w2.check_recovery()
+        assert w2.project.recover()
     assert [(c.start, c.end) for c in w2.doc.clips] == [(2.0, 3.0)]
     assert w2.doc.video == str(sample_video)
 
@@ -262,8 +262,8 @@ def test_export_writes_the_clips(qtbot, make_window, sample_video, tmp_path) -> 
     w = make_window()
     open_and_wait(qtbot, w, sample_video)
     w.doc.set_results("x", [Span(1.0, 2.0, -0.3)])
-    w.add_clips_from_results([0])
-    assert w.export_clips([c.id for c in w.doc.clips], str(tmp_path / "out"))
-    qtbot.waitUntil(lambda: w.export_results is not None, timeout=120_000)
-    assert [r.status for r in w.export_results] == ["done"], w.errors
-    assert w.export_results[0].path.is_file()
+    w.edits.add_clips_from_results([0])
+    assert w.exports.export([c.id for c in w.doc.clips], str(tmp_path / "out"))
+    qtbot.waitUntil(lambda: w.exports.results is not None, timeout=120_000)
+    assert [r.status for r in w.exports.results] == ["done"], w.errors
+    assert w.exports.results[0].path.is_file()

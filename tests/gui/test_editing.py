@@ -43,15 +43,15 @@ def test_export_dialog_writes_srt_from_the_edited_events(qtbot, make_window, sam
     clip = w.add_clip_from_marks()
     assert clip is not None
     qtbot.mouseClick(w.clips_panel.export_button, Qt.MouseButton.LeftButton)
-    dialog = w.export_dialog
+    dialog = w.exports.dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.folder.text() == str(w.settings.export_dir)  # the default: Preferences
     assert dialog.mode.currentData() == "exact"  # the default mode
     dialog.set_choice(dialog.subtitles, "srt")
     dialog.folder.setText(str(tmp_path / "out"))
     _click(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
-    qtbot.waitUntil(lambda: w.export_results is not None, timeout=180_000)
-    (result,) = w.export_results
+    qtbot.waitUntil(lambda: w.exports.results is not None, timeout=180_000)
+    (result,) = w.exports.results
     assert result.status == "done", (w.errors, result.error)
     assert result.spec.subtitles == "srt" and result.spec.mode == "exact"
     assert result.path.parent == tmp_path / "out"
@@ -81,11 +81,11 @@ def test_export_choices_reach_each_clip_and_one_clip_can_be_cancelled(
         w.doc.set_marks(a, b)
         w.add_clip_from_marks()
     ids = [c.id for c in w.doc.clips]
-    assert w.export_clips(ids, str(tmp_path / "out"), preset="square", fill="blur",
+    assert w.exports.export(ids, str(tmp_path / "out"), preset="square", fill="blur",
                           mode="exact")
     w.clips_panel.export_progress.cancels[1].click()  # cancel the second clip only
-    qtbot.waitUntil(lambda: w.export_results is not None, timeout=180_000)
-    res = w.export_results
+    qtbot.waitUntil(lambda: w.exports.results is not None, timeout=180_000)
+    res = w.exports.results
     assert [r.status for r in res] == ["done", "cancelled"], (w.errors, res[0].error)
     assert (res[0].spec.preset, res[0].spec.fill, res[0].spec.mode) == ("square", "blur",
                                                                           "exact")
@@ -93,7 +93,7 @@ def test_export_choices_reach_each_clip_and_one_clip_can_be_cancelled(
     progress = w.clips_panel.export_progress
     qtbot.waitUntil(lambda: not progress.running, timeout=30_000)
     assert progress.status(0) == "done" and progress.status(1) == "cancelled"
-    assert w._export is None  # a new export may start
+    assert w.exports.worker is None  # a new export may start
 
 
 def test_export_dialog_choices(qtbot, make_window) -> None:
@@ -199,23 +199,23 @@ def test_preferences_are_saved_and_applied(qtbot, make_window, settings, sample_
                                            monkeypatch) -> None:
     from marlin_desk.gui import theme
     from marlin_desk.gui.settings import Settings
+    from marlin_desk.gui.worker_protocol import AnalyseRequest
 
     w = make_window()
-    w.doc.video = str(sample_video)
+    open_and_wait(qtbot, w, sample_video)
     w.engine.model_info = {"model": "tiny"}  # as if a model were loaded
     loads: list[int] = []
     submitted: list[tuple[str, dict]] = []
-    monkeypatch.setattr(w, "load_model", lambda model=None: loads.append(1) or 0)
-    monkeypatch.setattr(w.engine, "submit",
-                        lambda kind, **p: submitted.append((kind, p)) or 99)
+    monkeypatch.setattr(w.model_jobs, "load_model", lambda model=None: loads.append(1) or 0)
+    monkeypatch.setattr(w.engine, "submit", lambda request: submitted.append(request) or 99)
     # cancel: nothing saved
-    w.show_preferences()
-    w.preferences_dialog.device.setCurrentText("cpu")
-    _click(qtbot, w.preferences_dialog, QDialogButtonBox.StandardButton.Cancel)
+    w.dialogs.show_preferences()
+    w.dialogs.preferences.device.setCurrentText("cpu")
+    _click(qtbot, w.dialogs.preferences, QDialogButtonBox.StandardButton.Cancel)
     assert Settings(settings.path).get("device") == "auto" and loads == []
     # OK: saved to the (temporary) settings file and applied
-    w.show_preferences()
-    d = w.preferences_dialog
+    w.dialogs.show_preferences()
+    d = w.dialogs.preferences
     assert d.isVisible() and d.window.value() == 120.0
     d.device.setCurrentText("cpu")
     d.backend.setCurrentText("fp32")
@@ -231,26 +231,28 @@ def test_preferences_are_saved_and_applied(qtbot, make_window, settings, sample_
         assert theme.colours() is theme.LIGHT
         assert QApplication.instance().palette().color(QPalette.ColorRole.Window).lightness() \
             > 150
-        assert w.analyse() == 99
-        assert submitted[-1][0] == "analyse" and submitted[-1][1]["window"] == 30.0
+        assert w.model_jobs.analyse() == 99
+        assert isinstance(submitted[-1], AnalyseRequest) and submitted[-1].window == 30.0
         # the same settings again: no reload
-        w.show_preferences()
-        _click(qtbot, w.preferences_dialog, QDialogButtonBox.StandardButton.Ok)
+        w.dialogs.show_preferences()
+        _click(qtbot, w.dialogs.preferences, QDialogButtonBox.StandardButton.Ok)
         assert loads == [1]
         # the remote backend: its server fields are enabled with it, saved, and reload
-        w.show_preferences()
-        d = w.preferences_dialog
+        w.dialogs.show_preferences()
+        d = w.dialogs.preferences
         assert not d.server_url.isEnabled()
         d.backend.setCurrentText("remote")
-        assert d.server_url.isEnabled() and d.server_concurrency.isEnabled()
+        assert d.server_url.isEnabled() and d.server_windows_in_flight.isEnabled()
         d.server_url.setText(" http://gpu-box:8000/v1 ")
-        d.server_concurrency.setValue(8)
+        d.server_windows_in_flight.setValue(8)
         _click(qtbot, d, QDialogButtonBox.StandardButton.Ok)
         assert loads == [1, 1]
-        assert w.server_params() == {"url": "http://gpu-box:8000/v1", "served_model": None,
-                                     "api_key": None, "concurrency": 8}
+        options = w.settings.model_options()
+        assert (options.backend, options.server.url, options.server.served_model,
+                options.server.api_key, options.server.windows_in_flight) == (
+                    "remote", "http://gpu-box:8000/v1", None, None, 8)
     finally:
-        w.set_theme("dark")
+        w.dialogs.set_theme("dark")
 
 
 def test_theme_switch_repaints_light_and_dark(qtbot, make_window, settings) -> None:
@@ -279,7 +281,7 @@ def test_theme_switch_repaints_light_and_dark(qtbot, make_window, settings) -> N
         assert QApplication.instance().palette().color(QPalette.ColorRole.Window).lightness() \
             < 80
     finally:
-        w.set_theme("dark")
+        w.dialogs.set_theme("dark")
 
 
 def test_about_dialog_shows_the_versions(qtbot, make_window) -> None:
@@ -291,9 +293,9 @@ def test_about_dialog_shows_the_versions(qtbot, make_window) -> None:
     from marlin_desk import __version__
 
     w = make_window()
-    w.model_info = {"model": "tiny-model", "device": "cpu", "dtype": "float32"}
+    w.model_jobs.model_info = {"model": "tiny-model", "device": "cpu", "dtype": "float32"}
     next(a for a in w.actions() if a.text() == "&About Marlin Desk").trigger()
-    dialog = w.about_dialog
+    dialog = w.dialogs.about
     assert dialog.isVisible()
     text = dialog.label.text()
     for needle in (f"<b>Marlin Desk</b></td><td>{__version__}<", f"<td>{PySide6.__version__}<",
@@ -308,22 +310,22 @@ def test_partial_windows_and_thumbnails_reach_the_views_in_batches(qtbot, make_w
     from types import SimpleNamespace
 
     w = make_window()
-    w.analysis_job = 7  # as if an analysis were running
+    w.model_jobs.analysis_job = 7  # as if an analysis were running
     changes: list[int] = []
     w.doc.eventsChanged.connect(lambda: changes.append(len(w.doc.events)))
     for i in range(40):  # a burst of partial windows
-        w._on_window(7, SimpleNamespace(events=[Event(i, i + 0.5, f"e{i}")]))
-    w._on_window(8, SimpleNamespace(events=[Event(99, 100, "another job")]))  # ignored
-    assert changes == [] and w.windows_done == 40  # nothing repainted per window
+        w.model_jobs._on_window(7, SimpleNamespace(events=[Event(i, i + 0.5, f"e{i}")]))
+    w.model_jobs._on_window(8, SimpleNamespace(events=[Event(99, 100, "another job")]))  # ignored
+    assert changes == [] and w.model_jobs.windows_done == 40  # nothing repainted per window
     qtbot.waitUntil(lambda: len(w.doc.events) == 40, timeout=10_000)
     assert changes == [40]  # one document change (one table reset, one timeline relayout)
     assert len(w.timeline.data.events.items) == 40
     image = QImage(32, 18, QImage.Format.Format_RGB888)
     image.fill(0)
-    w._on_thumbnail(0.0, image)
+    w.video._on_thumbnail(0.0, image)
     assert len(w.timeline.data.thumbs) == 1  # the first thumbnail shows at once
     for i in range(1, 50):
-        w._on_thumbnail(i * 0.1, image)
+        w.video._on_thumbnail(i * 0.1, image)
     assert len(w.timeline.data.thumbs) == 1
     qtbot.waitUntil(lambda: len(w.timeline.data.thumbs) == 50, timeout=10_000)
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from marlin_desk.gui.worker_protocol import AnalyseRequest
 from tests.gui.conftest import open_and_wait
 
 
@@ -17,19 +18,19 @@ def test_analysis_fills_the_timeline_from_the_worker_then_a_query_runs(
     progress: list[tuple[int, int]] = []
     w.engine.progress.connect(lambda _j, done, total, _eta, _m: progress.append((done, total)))
     with qtbot.waitSignal(w.engine.modelReady, timeout=180_000):
-        w.load_model()
+        w.model_jobs.load_model()
     assert "tiny-model" in w.model_label.text() and "cpu" in w.model_label.text()
     open_and_wait(qtbot, w, sample_video)
     with qtbot.waitSignal(w.analysisFinished, timeout=300_000) as done:
-        w.analyse()
+        w.model_jobs.analyse()
     analysis = done.args[0]
-    assert len(analysis.windows) == 1 and w.windows_done == 1
+    assert len(analysis.windows) == 1 and w.model_jobs.windows_done == 1
     assert (1, 1) in progress
     assert len(w.timeline.data.events.items) == len(analysis.events) == len(w.doc.events)
     assert w.doc.analysis_ref and w.doc.analysis_ref["model_id"] == str(tiny_model)
     assert not w.jobs.jobs  # the progress bar is gone
     with qtbot.waitSignal(w.findFinished, timeout=300_000) as found:
-        w.run_query("a red screen")
+        w.model_jobs.run_query("a red screen")
     assert found.args[0] == "a red screen"
     assert w.search_panel.results.topLevelItemCount() == len(w.doc.results)
     assert "a red screen" in w.search_panel.status.text()
@@ -48,15 +49,15 @@ def test_cancel_stops_a_running_analysis(qtbot, make_window, settings, tiny_mode
     settings.set("caption_tokens", 4000)  # long enough to be caught running
     w = make_window(model=str(tiny_model), cache=False)
     with qtbot.waitSignal(w.engine.modelReady, timeout=180_000):
-        w.load_model()
+        w.model_jobs.load_model()
     open_and_wait(qtbot, w, sample_video)
     with qtbot.waitSignal(w.engine.jobStarted, timeout=60_000):
-        job = w.analyse()
+        job = w.model_jobs.analyse()
     qtbot.waitUntil(lambda: ("model", job) in w.jobs.jobs, timeout=10_000)
     with qtbot.waitSignal(w.engine.cancelled, timeout=120_000) as cancelled:
         w.jobs.cancel_button.click()
-    assert cancelled.args == [job, "analyse"]
-    assert w.analysis_job is None and not w.jobs.jobs and not w.errors
+    assert cancelled.args[0] == job and isinstance(cancelled.args[1], AnalyseRequest)
+    assert w.model_jobs.analysis_job is None and not w.jobs.jobs and not w.errors
     assert w.doc.analysis is None
 
 
@@ -64,7 +65,7 @@ def test_a_failed_model_load_is_shown_and_the_app_lives_on(qtbot, make_window, t
                                                            sample_video) -> None:
     w = make_window(model=str(tmp_path / "no-such-model"))
     with qtbot.waitSignal(w.errorShown, timeout=120_000) as err:
-        w.load_model()
+        w.model_jobs.load_model()
     assert "could not be loaded" in err.args[0]
     open_and_wait(qtbot, w, sample_video)
     assert w.doc.video

@@ -21,7 +21,7 @@ from huggingface_hub import file_download
 from huggingface_hub.errors import RepositoryNotFoundError
 from huggingface_hub.hf_api import BlobLfsInfo, RepoSibling
 
-from marlin_desk.engine.models import ModelManager
+from marlin_desk.models import ModelManager
 
 MODEL = "NemoStation/Marlin-2B"
 CHUNK = 64 * 1024

@@ -13,7 +13,7 @@ import pytest
 
 from marlin_desk.cli.main import main
 from marlin_desk.cli.models_cmd import StderrProgress, format_progress
-from marlin_desk.engine.models import Progress
+from marlin_desk.models import Progress
 
 from .conftest import MODEL, FakeHub, model_files, write_folder
 

@@ -11,7 +11,7 @@ import pytest
 
 from marlin_desk.core.errors import BadInput, Cancelled, ModelUnavailable
 from marlin_desk.engine import loader
-from marlin_desk.engine.models import (
+from marlin_desk.models import (
     CATALOGUE,
     DEFAULT_MODEL,
     LINKS_FILE,
@@ -218,7 +218,7 @@ def test_catalogue() -> None:
     ids = [e.id for e in CATALOGUE]
     assert ids == ["NemoStation/Marlin-2B", "NemoStation/Marlin-2B-GPTQ",
                    "prasannaJagadesh/marlin-2B-GPTQ-4BITS", "tintwotin/Marlin-2B-SDNQ-int8",
-                   "NemoStation/Marlin-2B-MLX-8bit"]
+                   "junwatu/Marlin-2B-MLX-8bit"]
     assert DEFAULT_MODEL == loader.DEFAULT_MODEL == "NemoStation/Marlin-2B"
     assert all(e.revision and e.size_gb > 0 and e.backend for e in CATALOGUE)
     assert {e.variant for e in CATALOGUE} == {"bf16", "gptq", "sdnq", "mlx"}

@@ -13,7 +13,7 @@ import pytest
 
 from marlin_desk.core.errors import BadInput, Cancelled, ModelUnavailable
 from marlin_desk.engine import loader
-from marlin_desk.engine.models import (
+from marlin_desk.models import (
     MANIFEST,
     PARTIAL_DIR,
     ModelManager,
@@ -84,12 +84,12 @@ def test_progress_is_monotonic_and_ends_at_100_percent(hub: FakeHub,
 
 
 def test_progress_reports_speed_and_eta() -> None:
-    from marlin_desk.engine.models import _Meter
+    from marlin_desk.models.progress import _Meter
 
     clock = iter(float(t) for t in range(100))
     events: list[Progress] = []
     meter = _Meter("a/b", "download", 1, 1000, events.append, None, interval=0.0)
-    import marlin_desk.engine.models as models
+    import marlin_desk.models.progress as models
 
     real = models.time.monotonic
     models.time.monotonic = lambda: next(clock)  # type: ignore[assignment]

@@ -15,7 +15,7 @@ import pytest
 from huggingface_hub import constants
 
 from marlin_desk.core.errors import Cancelled
-from marlin_desk.engine.models import PARTIAL_DIR, ModelManager, Progress
+from marlin_desk.models import PARTIAL_DIR, ModelManager, Progress
 
 from .conftest import MODEL, FakeHub, model_files
 

@@ -19,17 +19,17 @@ def test_the_app_analyses_and_searches_through_a_server(qtbot, make_window,  # n
     settings.set("server_url", vllm_server.url)
     w = make_window()
     with qtbot.waitSignal(w.engine.modelReady, timeout=120_000):
-        w.load_model()
+        w.model_jobs.load_model()
     assert "remote" in w.model_label.text() and vllm_server.url in w.model_label.text()
     open_and_wait(qtbot, w, video)
     with qtbot.waitSignal(w.analysisFinished, timeout=300_000) as done:
-        w.analyse()
+        w.model_jobs.analyse()
     analysis = done.args[0]
     assert len(analysis.windows) == 1 and analysis.windows[0].prompt_tokens > 0
     assert len(w.timeline.data.events.items) == len(analysis.events)
     assert w.doc.analysis_ref and w.doc.analysis_ref["model_id"] == "remote:marlin-tiny"
     with qtbot.waitSignal(w.findFinished, timeout=300_000):
-        w.run_query("a blue screen")
+        w.model_jobs.run_query("a blue screen")
     assert w.search_panel.results.topLevelItemCount() == len(w.doc.results)
     assert not w.errors
 
@@ -40,5 +40,5 @@ def test_no_server_is_a_plain_message_and_the_app_lives_on(qtbot, make_window,  
     settings.set("server_url", f"http://127.0.0.1:{free_port()}/v1")
     w = make_window()
     with qtbot.waitSignal(w.errorShown, timeout=120_000) as err:
-        w.load_model()
+        w.model_jobs.load_model()
     assert "cannot reach the server" in err.args[0]

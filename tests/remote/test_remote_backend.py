@@ -40,7 +40,7 @@ def remote_settings(server: VllmServer, *, window: float = 6.0, concurrency: int
     return JobSettings(model=str(server.model_dir), window=window, backend="remote",
                        caption_tokens=CAPTION_TOKENS,
                        server=ServerSettings(url=server.url, served_model=served,
-                                             concurrency=concurrency))
+                                             windows_in_flight=concurrency))
 
 
 def test_analyze_through_the_server(vllm_server: VllmServer, video: Path,

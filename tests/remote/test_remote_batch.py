@@ -32,7 +32,7 @@ def folder(tmp_path: Path) -> Path:
 def batch_settings(server: VllmServer, videos_at_once: int) -> BatchSettings:
     job = JobSettings(model=str(server.model_dir), window=4.0, backend="remote",
                       caption_tokens=16,
-                      server=ServerSettings(url=server.url, concurrency=2, timeout=60))
+                      server=ServerSettings(url=server.url, windows_in_flight=2, timeout=60))
     return BatchSettings(job=job, queries=["the blue screen"], subtitles="srt",
                          concurrency=videos_at_once)
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from marlin_desk.core import options
 from marlin_desk.gui.panels.clips import preset_names
 from marlin_desk.gui.settings import Settings
 
@@ -27,7 +28,7 @@ class PreferencesDialog(QDialog):
         self.setWindowTitle("Preferences")
         self.settings = settings
         self.backend = QComboBox()
-        self.backend.addItems(["auto", "gptq", "bnb4", "bf16", "fp32", "sdnq", "remote"])
+        self.backend.addItems(list(options.BACKENDS))
         self.backend.setCurrentText(settings.get("backend"))
         # the remote backend's server (docs/serving.md); used only when the backend is remote
         self.server_url = QLineEdit(settings.get("server_url"))
@@ -37,11 +38,11 @@ class PreferencesDialog(QDialog):
         self.server_api_key = QLineEdit(settings.get("server_api_key"))
         self.server_api_key.setEchoMode(QLineEdit.EchoMode.Password)
         self.server_api_key.setPlaceholderText("only if the server was started with --api-key")
-        self.server_concurrency = QSpinBox()
-        self.server_concurrency.setRange(1, 64)
-        self.server_concurrency.setValue(int(settings.get("server_concurrency")))
+        self.server_windows_in_flight = QSpinBox()
+        self.server_windows_in_flight.setRange(1, 64)
+        self.server_windows_in_flight.setValue(int(settings.get("server_windows_in_flight")))
         self.device = QComboBox()
-        self.device.addItems(["auto", "cpu", "cuda", "mps"])
+        self.device.addItems(list(options.DEVICES))
         self.device.setCurrentText(settings.get("device"))
         self.model = QLineEdit(settings.get("model"))
         self.model.setPlaceholderText("empty: Marlin-2B if downloaded, else the demo model")
@@ -51,7 +52,7 @@ class PreferencesDialog(QDialog):
         model_row.addWidget(self.model, 1)
         model_row.addWidget(browse)
         self.window = QDoubleSpinBox()
-        self.window.setRange(5.0, 120.0)
+        self.window.setRange(options.MIN_WINDOW_SECONDS, options.MAX_WINDOW_SECONDS)
         self.window.setSuffix(" s")
         self.window.setValue(float(settings.get("window_seconds")))
         self.export_dir = QLineEdit(str(settings.export_dir))
@@ -59,7 +60,7 @@ class PreferencesDialog(QDialog):
         self.preset.addItems(preset_names())
         self.preset.setCurrentText(settings.get("default_preset"))
         self.theme = QComboBox()
-        self.theme.addItems(["dark", "light"])
+        self.theme.addItems(list(options.THEMES))
         self.theme.setCurrentText(settings.get("theme"))
         form = QFormLayout(self)
         for label, widget in (("Backend", self.backend), ("Device", self.device),
@@ -72,7 +73,7 @@ class PreferencesDialog(QDialog):
         for row, (label, widget) in enumerate((
                 ("Server URL", self.server_url), ("Served model", self.server_model),
                 ("Server API key", self.server_api_key),
-                ("Windows in flight", self.server_concurrency)), start=1):
+                ("Windows in flight", self.server_windows_in_flight)), start=1):
             widget.setAccessibleName(label)
             form.insertRow(row, label, widget)
         self.backend.currentTextChanged.connect(self._show_server)
@@ -85,7 +86,7 @@ class PreferencesDialog(QDialog):
 
     def _show_server(self, backend: str) -> None:
         for widget in (self.server_url, self.server_model, self.server_api_key,
-                       self.server_concurrency):
+                       self.server_windows_in_flight):
             widget.setEnabled(backend == "remote")
 
     def _browse_model(self) -> None:
@@ -105,5 +106,5 @@ class PreferencesDialog(QDialog):
         s.set("server_url", self.server_url.text().strip())
         s.set("server_model", self.server_model.text().strip())
         s.set("server_api_key", self.server_api_key.text().strip())
-        s.set("server_concurrency", self.server_concurrency.value())
+        s.set("server_windows_in_flight", self.server_windows_in_flight.value())
         super().accept()

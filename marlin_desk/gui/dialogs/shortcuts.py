@@ -1,10 +1,7 @@
-"""The keyboard shortcut sheet, built from the window's actions so it is never out of date."""
+"""The keyboard shortcut sheet, built from the same table as the menus (gui/actions.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -14,21 +11,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-
-def shortcut_rows(actions: Iterable[QAction]) -> list[tuple[str, str]]:
-    rows = []
-    for a in actions:
-        key = a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-        if key:
-            rows.append((a.text().replace("&", ""), key))
-    return sorted(set(rows))
+from marlin_desk.gui.actions import shortcut_sheet
 
 
 class ShortcutsDialog(QDialog):
-    def __init__(self, actions: Iterable[QAction], parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
-        rows = shortcut_rows(actions)
+        rows = shortcut_sheet()
         table = QTableWidget(len(rows), 2, self)
         table.setAccessibleName("Keyboard shortcuts")
         table.setHorizontalHeaderLabels(["Action", "Keys"])

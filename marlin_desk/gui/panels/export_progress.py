@@ -56,11 +56,19 @@ class ExportProgress(QWidget):
         self.running = False
         self.hide()
 
-    def start(self, names: list[str]) -> None:
+    def clear(self) -> None:
+        """Forget the last export's rows (another video opened); hidden until the next one."""
+        if self.running:
+            return  # an export of the last video still runs: its rows stay until it ends
         for w in self._row_widgets:
             self.grid.removeWidget(w)
             w.deleteLater()
         self._row_widgets, self.bars, self.states, self.cancels = [], [], [], []
+        self.hide()
+
+    def start(self, names: list[str]) -> None:
+        self.running = False
+        self.clear()
         for i, name in enumerate(names):
             label = QLabel(name or f"clip {i + 1}", self)
             label.setMaximumWidth(160)

@@ -109,6 +109,12 @@ class SearchPanel(QWidget):
         self.status.setText(f"{len(spans)} moments for “{query}”{where}" if spans
                             else f"Nothing found for “{query}”{where}")
 
+    def clear(self) -> None:
+        """Another video opened: no results or status of the last one remain."""
+        self.results.clear()
+        self.status.setText("")
+        self.run_button.setEnabled(True)
+
     def select(self, index: int) -> None:
         item = self.results.topLevelItem(index)
         if item is not None:

@@ -95,6 +95,16 @@ class TimelineWidget(QWidget):
         self.data.duration = max(0.0, duration)
         self.fit()
 
+    def reset_view(self, duration: float) -> None:
+        """A new video: nothing of the last one stays drawn (playhead, marks, selections)."""
+        self.playhead = 0.0
+        self.marks = (None, None)
+        self.selected_event = self.selected_result = self.selected_clip = None
+        self.hover_text = ""
+        self._drag = None
+        self._trim_preview = None
+        self.set_duration(duration)
+
     def relayout(self) -> None:
         """Call after the lanes change: the height follows the number of packed rows (the
         layout is touched only when that number changes; otherwise this is one repaint)."""

@@ -1,0 +1,50 @@
+"""The settings vocabulary: every choice and default that the commands, the app's preferences
+and the workflows share, defined once. argparse choices, the QSettings defaults and the
+Preferences dialog's lists are built from these names, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from marlin_desk.core.budget import TRAINING_BUDGET
+
+# How the model runs: auto picks GPTQ 4-bit on CUDA, then bitsandbytes NF4, then 16-bit, then
+# FP32 on the CPU; remote hands the windows to an OpenAI-compatible server (vLLM).
+LOCAL_BACKENDS = ("auto", "gptq", "bnb4", "bf16", "fp32", "sdnq")
+BACKENDS = (*LOCAL_BACKENDS, "remote")
+DEFAULT_BACKEND = "auto"
+DEVICES = ("auto", "cpu", "cuda", "mps")
+DEFAULT_DEVICE = "auto"
+
+# Windows: the model saw clips of at most 240 frames at 2 fps, so 120 s is both the default and
+# the longest window at the full frame rate.
+MAX_WINDOW_SECONDS = TRAINING_BUDGET.max_window_seconds
+DEFAULT_WINDOW_SECONDS = MAX_WINDOW_SECONDS
+MIN_WINDOW_SECONDS = 5.0
+DEFAULT_OVERLAP_SECONDS = 0.0
+
+# Two kinds of parallel work, with two names: windows of one video in flight at a server, and
+# videos of a batch at once.
+DEFAULT_WINDOWS_IN_FLIGHT = 4
+DEFAULT_VIDEOS_AT_ONCE = 1
+
+THEMES = ("dark", "light")
+DEFAULT_THEME = "dark"
+
+# Files taken as videos when a folder is scanned, and offered by the app's Open dialog.
+VIDEO_EXTENSIONS = (
+    ".mp4", ".m4v", ".mov", ".qt", ".mkv", ".webm", ".avi", ".wmv", ".asf", ".flv", ".mpg",
+    ".mpeg", ".m2v", ".mts", ".m2ts", ".ts", ".mxf", ".3gp", ".3g2", ".ogv", ".dv", ".vob",
+    ".hevc", ".h264", ".264", ".y4m",
+)
+
+
+def is_video_path(path: str | Path) -> bool:
+    return Path(path).suffix.lower() in VIDEO_EXTENSIONS
+
+
+def video_name_filter() -> str:
+    """The Open dialog's filter line ("Videos (*.mp4 ...);;All files (*)")."""
+    patterns = " ".join(f"*{ext}" for ext in VIDEO_EXTENSIONS)
+    return f"Videos ({patterns});;All files (*)"

@@ -1,0 +1,151 @@
+"""Exporting clips: the dialog (what and where), the export worker, its progress in the clip
+bin and the status bar, and the outcome in plain words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from marlin_desk.core.errors import MarlinError
+from marlin_desk.gui.document import Document
+from marlin_desk.gui.media_workers import ExportWorker
+from marlin_desk.gui.notifier import Notifier
+from marlin_desk.gui.panels.clips import ClipsPanel
+from marlin_desk.gui.settings import Settings
+from marlin_desk.gui.statusbar import JobBar
+
+
+class ExportController(QObject):
+    exportDone = Signal(object)  # list[ExportResult]
+
+    def __init__(self, doc: Document, settings: Settings, notifier: Notifier, jobs: JobBar,
+                 clips: ClipsPanel, clips_dock: QDockWidget, window: QWidget,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.doc, self.settings, self.notifier, self.jobs = doc, settings, notifier, jobs
+        self.clips, self.clips_dock, self.window = clips, clips_dock, window
+        self.worker: ExportWorker | None = None
+        self.results: list[Any] | None = None
+        self.dialog: Any = None
+        progress = clips.export_progress
+        progress.cancelClip.connect(self.cancel_clip)
+        progress.cancelAll.connect(self.cancel)
+        clips.exportRequested.connect(self.request)
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None
+
+    @Slot(list)
+    def request(self, ids: list[str]) -> None:
+        """Ask how to export (preset, fill, mode, subtitles, folder), then export."""
+        if not ids:
+            self.notifier.error("There are no clips to export: add some to the clip bin first.")
+            return
+        if self.running:
+            self.notifier.error("An export is already running.")
+            return
+        from marlin_desk.gui.dialogs.export import ExportDialog
+
+        dialog = ExportDialog(len(ids), str(self.settings.export_dir), bool(self.doc.events),
+                              self.window)
+        dialog.accepted.connect(lambda: self.export(list(ids), **dialog.choices()))
+        dialog.finished.connect(dialog.deleteLater)
+        self.dialog = dialog
+        dialog.open()
+
+    def export(self, ids: list[str], out_dir: str | None = None, *, preset: str | None = None,
+               fill: str | None = None, mode: str = "exact", subtitles: str = "none") -> bool:
+        """Export the clips; `preset` None keeps each clip's own. Subtitles are made from the
+        events as edited in the Events panel (the export layer times them from each clip)."""
+        if not ids:
+            self.notifier.error("There are no clips to export: add some to the clip bin first.")
+            return False
+        if self.running:
+            self.notifier.error("An export is already running.")
+            return False
+        if not self.doc.video:
+            self.notifier.error("Open a video before exporting clips.")
+            return False
+        from marlin_desk.media.export import ClipSpec
+
+        clips = [self.doc.clip(i) for i in ids]
+        specs = []
+        for c in clips:
+            p = preset or c.preset
+            specs.append(ClipSpec(c.start, c.end, c.name, preset=p, mode=mode,  # type: ignore[arg-type]
+                                  fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
+                                  subtitles=subtitles))  # type: ignore[arg-type]
+        target = out_dir or str(self.settings.export_dir)
+        try:
+            worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self)
+        except (MarlinError, OSError, ValueError) as exc:
+            self.notifier.error(f"The export could not start: {exc}")
+            return False
+        worker.progress.connect(self._on_progress)
+        worker.clipDone.connect(self._on_clip_done)
+        worker.done.connect(self._on_done)
+        worker.failed.connect(self._on_failed)
+        worker.finished.connect(self._on_thread_finished)
+        self.worker, self.results = worker, None
+        self.clips_dock.show()
+        self.clips.export_progress.start([c.name for c in clips])
+        self.jobs.add("export", f"Exporting {len(specs)} clips", worker.cancel)
+        worker.start()
+        return True
+
+    @Slot()
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+
+    @Slot(int)
+    def cancel_clip(self, index: int) -> None:
+        if self.worker is not None:
+            self.worker.cancel_clip(index)
+
+    def wait(self, ms: int = 10_000) -> None:
+        if self.worker is not None:
+            self.worker.wait(ms)
+
+    @Slot(int, float, float)
+    def _on_progress(self, index: int, clip: float, overall: float) -> None:
+        self.clips.export_progress.set_progress(index, clip, overall)
+        self.jobs.update_job("export", int(overall * 1000), 1000, -1.0, f"clip {index + 1}")
+
+    @Slot(object)
+    def _on_clip_done(self, result: object) -> None:
+        self.clips.export_progress.set_result(result)
+
+    @Slot(object)
+    def _on_done(self, results: object) -> None:
+        res: list[Any] = list(results)  # type: ignore[call-overload]
+        self.results = res
+        done = [r for r in res if r.status == "done"]
+        failed = [r for r in res if r.status == "failed"]
+        if failed:
+            self.notifier.error(f"{len(failed)} of {len(res)} clips failed to export: "
+                                f"{failed[0].error}")
+        elif done:
+            folder = done[0].path.parent if done[0].path else ""
+            skipped = len(res) - len(done)
+            more = f" ({skipped} cancelled)" if skipped else ""
+            self.notifier.notice(f"Exported {len(done)} clips to {folder}{more}")
+        else:
+            self.notifier.transient("Export cancelled", 5000)
+        self.exportDone.emit(res)
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.results = []
+        self.notifier.error(f"The export failed: {message}")
+
+    @Slot()
+    def _on_thread_finished(self) -> None:
+        self.jobs.remove("export")
+        self.clips.export_progress.finish()
+        if self.worker is not None:
+            self.worker.deleteLater()
+        self.worker = None
