@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from marlin_desk import batch_analysis
-from marlin_desk.batch_analysis import BatchSettings, run_batch
+from marlin_desk.batch_analysis import BatchSettings, run_batch, runner
 from marlin_desk.core.errors import ModelUnavailable
 from marlin_desk.core.timeline import Analysis, Event, WindowResult
 from tests.batch.conftest import audio_only, garbage, job, truncated, video
@@ -146,7 +145,7 @@ def test_several_videos_at_once_only_where_the_backend_allows(tmp_path: Path,
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(batch_analysis, "analyze", fake)
+    monkeypatch.setattr(runner, "analyze", fake)
     settings = BatchSettings(job=job(tmp_path / "m"), concurrency=3, use_cache=False,
                              chapters=False)
     engine = SimpleNamespace(precision="fp32", describe=lambda: {"backend": "fake"})
@@ -155,7 +154,7 @@ def test_several_videos_at_once_only_where_the_backend_allows(tmp_path: Path,
     assert any("one video at a time" in n for n in local.notes)
     assert [r.status for r in local.results] == ["done"] * 4
 
-    monkeypatch.setattr(batch_analysis, "concurrency_allowed", lambda s: True)
+    monkeypatch.setattr(runner, "concurrency_allowed", lambda s: True)
     seen: list[Any] = []
     remote = run_batch(videos, BatchSettings(job=job(tmp_path / "m"), concurrency=3,
                                              use_cache=False, chapters=False, overwrite=True),
