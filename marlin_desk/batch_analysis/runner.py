@@ -1,400 +1,54 @@
-"""Batch analysis of a video library: every video analysed (and searched) through the cache,
-its results written as files beside it or in an output folder.
+"""Running the batch: every video opened (probe, cache key, what is left), then analysed and
+searched through workflows, one model for all, results written as each video completes.
 
-A sibling of workflows.py and built only on its public API (open_video, analyze, find), core,
-media and store, so the CLI (`marlin-desk batch`) and any later app dialog behave the same.
-
-Decisions, and why:
-- Folders are searched recursively (footage lives in `Day 1/Cam A/...`), for files with a video
-  extension; hidden files and folders are skipped (`._clip.mp4` AppleDouble files on exFAT
-  cards, our own `.partial` files). A text list takes every path it names, whatever its
-  extension: the user chose them. Order: natural (C2 before C10), the list's own order for lists.
-- Nothing is ever decided by one bad video: a file that cannot be read, has no video stream or is
-  truncated fails alone with its plain message and the batch goes on. Only a model that cannot
-  be loaded stops the batch (every video would fail the same way).
-- Resume is the cache's: finished windows are stored one by one, so a re-run skips finished
-  videos (no model load at all when every video is cached) and finishes the partial one.
-- One model for the whole batch: the first video that needs it loads it, later videos reuse it.
-- Several videos at once only where the model runs elsewhere (`concurrency_allowed`): a local
-  model on one device runs one video at a time, faster than two fighting over it.
-- Output files are written only when a video is complete, each to a temporary name then renamed.
-  An existing file with the same content is kept (a re-run writes nothing new); a different one
-  is never overwritten unless `overwrite` is set: the new result takes `name (2).ext`. A source
-  video is never written to, even with `overwrite`.
-- Output names are derived from the video's file name (made safe for every OS) and are the same on
-  every run of the same list; two videos that would share names in one folder (`clip.mp4` and
-  `clip.mov`) keep their extension in the name (`clip.mp4.srt`, `clip.mov.srt`).
+Nothing is ever decided by one bad video: a file that cannot be read, has no video stream or is
+truncated fails alone with its plain message and the batch goes on. Only a model that cannot be
+loaded stops the batch (every video would fail the same way). Resume is the cache's: finished
+windows are stored one by one, so a re-run skips finished videos (no model load at all when
+every video is cached) and finishes the partial one. One model for the whole batch: the first
+video that needs it loads it, later videos reuse it. Several videos at once only where the model
+runs elsewhere (`concurrency_allowed`): a local model on one device runs one video at a time,
+faster than two fighting over it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from marlin_desk.batch_analysis.outputs import output_bases, write_outputs
+from marlin_desk.batch_analysis.report import (
+    CACHED,
+    CANCELLED,
+    DONE,
+    FAILED,
+    PENDING,
+    BatchProgress,
+    BatchReport,
+    OnProgress,
+    OnResult,
+    VideoResult,
+    format_seconds,
+)
+from marlin_desk.batch_analysis.settings import BatchSettings
 from marlin_desk.core.errors import BadInput, Cancelled, MarlinError, ModelUnavailable
 from marlin_desk.core.windows import plan_windows
-from marlin_desk.media.chapters import format_chapters, youtube_chapters
-from marlin_desk.media.naming import candidate_names, safe_filename, write_atomically
-from marlin_desk.media.subtitles import SubtitleStyle, build_cues, render
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.workflows import JobSettings, Workbench, analyze, find, open_video
 
 log = logging.getLogger(__name__)
-
-VIDEO_EXTENSIONS = frozenset({
-    ".mp4", ".m4v", ".mov", ".qt", ".mkv", ".webm", ".avi", ".wmv", ".asf", ".flv", ".mpg",
-    ".mpeg", ".m2v", ".mts", ".m2ts", ".ts", ".mxf", ".3gp", ".3g2", ".ogv", ".dv", ".vob",
-    ".hevc", ".h264", ".264", ".y4m",
-})
-
-# What each output is called: `<base><suffix>` in the video's output folder.
-SUFFIXES = {"analysis": ".analysis.json", "find": ".find.json", "srt": ".srt", "vtt": ".vtt",
-            "chapters": ".chapters.txt"}
-
-# Per-video status values.
-PENDING, DONE, CACHED, FAILED, CANCELLED = "pending", "done", "cached", "failed", "cancelled"
 
 
 def concurrency_allowed(settings: JobSettings) -> bool:
     """Whether several videos may run at once: only when the model runs on a server that
     batches requests itself. A local model on one device runs one video at a time."""
     return settings.backend == "remote"
-
-
-# ------------------------------------------------------------------------- settings, results
-
-
-@dataclass
-class BatchSettings:
-    job: JobSettings
-    queries: list[str] = field(default_factory=list)
-    subtitles: str | None = None  # "srt" | "vtt" | None
-    chapters: bool = True  # YouTube chapters, where the video's events allow them
-    out: str | None = None  # None: beside each video; else this folder, mirroring subfolders
-    overwrite: bool = False  # replace earlier output files of the same name (never a video)
-    concurrency: int = 1
-    use_cache: bool = True
-    style: SubtitleStyle = field(default_factory=SubtitleStyle)
-
-
-@dataclass
-class VideoResult:
-    """What happened to one video."""
-
-    video: str
-    status: str = PENDING
-    seconds: float = 0.0
-    error: str | None = None
-    duration: float | None = None
-    windows: int = 0
-    windows_cached: int = 0  # windows that came from the cache (resumed or complete)
-    events: int = 0
-    analysis_cached: bool = False
-    outputs: dict[str, str] = field(default_factory=dict)  # analysis|find|srt|vtt|chapters
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"video": self.video, "status": self.status, "seconds": round(self.seconds, 3),
-                "error": self.error,
-                "duration": None if self.duration is None else round(self.duration, 3),
-                "windows": self.windows, "windows_cached": self.windows_cached,
-                "events": self.events, "analysis_cached": self.analysis_cached,
-                "outputs": dict(self.outputs), "notes": list(self.notes)}
-
-
-@dataclass
-class BatchReport:
-    results: list[VideoResult]
-    concurrency: int = 1
-    seconds: float = 0.0
-    stopped: bool = False  # should_stop ended the batch early
-    fatal: str | None = None  # why the batch could not go on (the model cannot be loaded)
-    fatal_code: int = 0  # that error's exit code
-    engine: dict[str, Any] | None = None  # the loaded model's describe(), None if never loaded
-    notes: list[str] = field(default_factory=list)
-
-    def count(self, status: str) -> int:
-        return sum(1 for r in self.results if r.status == status)
-
-    @property
-    def failed(self) -> list[VideoResult]:
-        return [r for r in self.results if r.status == FAILED]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"videos": [r.to_json() for r in self.results],
-                "summary": {"total": len(self.results),
-                            **{s: self.count(s) for s in (DONE, CACHED, FAILED, CANCELLED,
-                                                          PENDING)}},
-                "stopped": self.stopped, "fatal": self.fatal, "concurrency": self.concurrency,
-                "seconds": round(self.seconds, 3), "engine": self.engine,
-                "notes": list(self.notes)}
-
-
-@dataclass(frozen=True)
-class BatchProgress:
-    """One progress report. stage: "check" (videos being opened; done/of count videos), "plan"
-    (message says what is to do), "analyze" or "find" (done/of count this video's windows or
-    window x query steps). Callbacks are called one at a time, possibly from worker threads."""
-
-    stage: str
-    index: int  # the video this is about (-1 for the whole batch)
-    video: str
-    finished: int  # videos finished so far, any status
-    total: int
-    done: int
-    of: int
-    eta: float | None  # seconds left for the whole batch, once measurable
-    message: str = ""
-
-
-OnProgress = Callable[[BatchProgress], None]
-OnResult = Callable[[int, VideoResult], None]
-
-
-# ------------------------------------------------------------------------- finding the videos
-
-
-def is_video_name(path: str | os.PathLike[str]) -> bool:
-    return Path(path).suffix.lower() in VIDEO_EXTENSIONS
-
-
-def _natural_key(text: str) -> tuple[list[Any], str]:
-    """C2 before C10, `Day 1` before `Day2`; case and spaces only break ties."""
-    parts = [int(part) if part.isdigit() else part.casefold().replace(" ", "")
-             for part in re.split(r"(\d+)", text)]
-    return parts, text
-
-
-def scan_folder(folder: str | os.PathLike[str], recursive: bool = True) -> list[str]:
-    """Video files under `folder` (by extension), hidden names skipped, in natural order."""
-    found: list[str] = []
-    for root, dirs, files in os.walk(folder, onerror=lambda exc: log.warning("%s", exc)):
-        dirs[:] = sorted((d for d in dirs if not d.startswith(".")), key=_natural_key) \
-            if recursive else []
-        for name in sorted(files, key=_natural_key):
-            if not name.startswith(".") and is_video_name(name):
-                found.append(os.path.join(root, name))
-    return found
-
-
-def read_list(path: str | os.PathLike[str]) -> list[str]:
-    """Paths named in a text list: one a line, `#` comment lines and blank lines skipped,
-    surrounding quotes removed, relative paths taken from the list's folder. A folder in the
-    list stands for the videos under it."""
-    if Path(path).suffix:
-        what = f"a text list of videos (and {Path(path).suffix!r} is no video extension we know)"
-    else:
-        what = "a text list of videos"
-    text = _read_text(path, what)
-    base = Path(path).resolve().parent
-    videos: list[str] = []
-    for line in text.splitlines():
-        entry = _unquote(line.strip())
-        if not entry or entry.startswith("#"):
-            continue
-        full = base / Path(entry).expanduser()
-        videos.extend(scan_folder(full) if full.is_dir() else [str(full)])
-    return videos
-
-
-def read_queries(path: str | os.PathLike[str]) -> list[str]:
-    """Queries, one a line; blank lines and `#` comment lines skipped, repeats dropped."""
-    text = _read_text(path, "a list of queries")
-    queries = [" ".join(line.split()) for line in text.splitlines()]
-    kept = list(dict.fromkeys(q for q in queries if q and not q.startswith("#")))
-    if not kept:
-        raise BadInput(f"{path} holds no queries (one a line; # starts a comment)")
-    return kept
-
-
-def discover(inputs: Sequence[str]) -> list[str]:
-    """The videos that FOLDER, LIST and VIDEO arguments stand for: absolute paths, each file
-    once (the first mention wins). BadInput when an argument is missing or nothing is found."""
-    videos: list[str] = []
-    for arg in inputs:
-        path = Path(arg).expanduser()
-        if path.is_dir():
-            found = scan_folder(path)
-            if not found:
-                log.info("no video files in %s", arg)
-            videos.extend(found)
-        elif path.is_file():
-            videos.extend([str(path)] if is_video_name(path) else read_list(path))
-        else:
-            raise BadInput(f"{arg} does not exist (give a folder, a video or a text list of "
-                           "videos)")
-    seen: set[str] = set()
-    unique: list[str] = []
-    for video in videos:
-        real = os.path.realpath(video)
-        if real not in seen:
-            seen.add(real)
-            unique.append(os.path.abspath(video))
-    if not unique:
-        raise BadInput(f"no video files in {', '.join(inputs)} (looked for "
-                       f"{', '.join(sorted(VIDEO_EXTENSIONS)[:6])}... files)")
-    return unique
-
-
-def _read_text(path: str | os.PathLike[str], what: str) -> str:
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = "\0"
-    if "\0" in text:
-        raise BadInput(f"{path} is not {what} (a UTF-8 text file, one entry a line)")
-    return text
-
-
-def _unquote(entry: str) -> str:
-    if len(entry) >= 2 and entry[0] == entry[-1] and entry[0] in "\"'":
-        return entry[1:-1]
-    return entry
-
-
-# ------------------------------------------------------------------------- output files
-
-
-def output_bases(videos: Sequence[str], out: str | None) -> dict[str, Path]:
-    """Where each video's outputs go: `folder / base` (add a suffix from SUFFIXES).
-
-    Without `out`, beside the video and named exactly after it (players and editing programs
-    pick up `clip.srt` beside `clip.mp4`). With `out`, the videos' folders are mirrored below it
-    from their common folder, so `Day1/C0001.MP4` and `Day2/C0001.MP4` never collide, and names
-    are made safe for every OS (the output disk may be another file system). Videos that would
-    share a base in one folder keep their extension in it (`clip.mp4.srt`, `clip.mov.srt`).
-    """
-    name_of: Callable[[str], str] = safe_filename if out else (lambda name: name)
-    folders: dict[str, Path] = {}
-    parents = [os.path.dirname(os.path.abspath(v)) for v in videos]
-    root = _common_folder(parents) if out else None
-    for video, parent in zip(videos, parents, strict=True):
-        folders[video] = Path(out).absolute() / _relative(parent, root) if out else Path(parent)
-    groups: dict[tuple[str, str], list[str]] = {}
-    for video in videos:
-        base = name_of(Path(video).stem)
-        groups.setdefault((str(folders[video]), base.casefold()), []).append(video)
-    bases: dict[str, Path] = {}
-    for members in groups.values():
-        if len(members) == 1:
-            bases[members[0]] = folders[members[0]] / name_of(Path(members[0]).stem)
-            continue
-        taken: set[str] = set()
-        for video in members:  # list order: the same names on every run of the same list
-            name = name_of(Path(video).name)
-            unique, n = name, 2
-            while unique.casefold() in taken:
-                unique, n = f"{name} ({n})", n + 1
-            taken.add(unique.casefold())
-            bases[video] = folders[video] / unique
-    return bases
-
-
-def _common_folder(parents: Sequence[str]) -> str | None:
-    try:
-        return os.path.commonpath(parents)
-    except ValueError:  # different drives (Windows): mirror each from its drive
-        return None
-
-
-def _relative(parent: str, root: str | None) -> Path:
-    if root is not None:
-        rel = os.path.relpath(parent, root)
-        return Path() if rel == "." else Path(rel)
-    p = Path(parent)
-    return Path(safe_filename(p.anchor.strip("\\/:") or "drive"), *p.parts[1:])
-
-
-def place_text(final: Path, text: str, *, overwrite: bool = False,
-               protected: Iterable[str] = ()) -> Path:
-    """Write `text` (UTF-8, Unix line ends) at `final` atomically: a temporary name beside it,
-    then a rename. An existing file with the same content is kept as it is; a different one is
-    replaced only with `overwrite`, else the text goes to the first free `final (n)` name.
-    Paths in `protected` (real paths of source videos) are never written. Returns the path."""
-    data = text.encode("utf-8")
-    shielded = {os.path.realpath(p) for p in protected}
-    try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MarlinError(f"cannot create the folder {final.parent}: "
-                          f"{exc.strerror or exc}") from None
-    if overwrite and os.path.realpath(final) in shielded:
-        overwrite = False
-    if not overwrite:
-        for cand in candidate_names(final):
-            if not (cand.exists() or cand.is_symlink()):
-                break
-            if os.path.realpath(cand) not in shielded and _same_content(cand, data):
-                return cand
-    return write_atomically(final, data, overwrite=overwrite)
-
-
-def _same_content(path: Path, data: bytes) -> bool:
-    try:
-        return path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data
-    except OSError:
-        return False
-
-
-def write_outputs(base: Path, video: str, analysis: Any, finds: Sequence[Any], info: Any,
-                  model: str, settings: BatchSettings, protected: Iterable[str] = (),
-                  ) -> tuple[dict[str, str], list[str]]:
-    """The video's result files: analysis JSON (the `analyze --json` shape, which `subtitles`
-    and `export --events` read), find JSON (the `find --json` shape, for `export --find-json`),
-    subtitles and YouTube chapters. Returns ({kind: path}, notes on what was not written).
-    The files hold only what the results are, never timings of this run, so a re-run with the
-    same results writes the same bytes (and keeps the files it finds)."""
-    outputs: dict[str, str] = {}
-    notes: list[str] = []
-    protected = list(protected)
-
-    def put(kind: str, text: str) -> None:
-        path = place_text(base.with_name(base.name + SUFFIXES[kind]), text,
-                          overwrite=settings.overwrite, protected=protected)
-        outputs[kind] = str(path)
-
-    doc = analysis.to_json()
-    doc["video"] = video
-    put("analysis", _json_text(doc))
-    if finds:
-        put("find", _json_text({
-            "video": video, "duration": round(info.duration, 3), "model": model,
-            "queries": [{k: v for k, v in r.to_json().items() if k != "seconds"}
-                        for r in finds]}))
-    if settings.subtitles:
-        cues = build_cues(analysis.events, settings.style, fps=info.fps, limit=info.duration)
-        if cues:
-            put(settings.subtitles, render(cues, settings.subtitles))  # type: ignore[arg-type]
-        else:
-            notes.append("no subtitles: the analysis has no events")
-    if settings.chapters:
-        try:
-            chapters = youtube_chapters(analysis.events, info.duration)
-        except BadInput as exc:
-            notes.append(f"no chapters: {exc}")
-        else:
-            put("chapters", format_chapters(chapters))
-    return outputs, notes
-
-
-def _json_text(doc: Any) -> str:
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-
-
-# ------------------------------------------------------------------------- the batch
 
 
 @dataclass
@@ -716,13 +370,3 @@ def run_batch(videos: Sequence[str], settings: BatchSettings, *,
     finally:
         if own_cache and cache is not None:
             cache.close()
-
-
-def format_seconds(seconds: float) -> str:
-    """`42 s`, `3 min 05 s`, `1 h 02 min`."""
-    s = int(round(max(0.0, seconds)))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
