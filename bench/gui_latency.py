@@ -93,7 +93,7 @@ def measure_paint(repeats: int = 40) -> dict[str, float]:
 def measure_stall(video: str | None, window_s: float, tokens: int) -> dict[str, float]:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QObject, QTimer, Slot
 
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
     from marlin_desk.gui.app import make_app
     from marlin_desk.gui.main_window import MainWindow
     from marlin_desk.gui.settings import Settings
