@@ -102,7 +102,7 @@ def measure_stall(video: str | None, window_s: float, tokens: int) -> dict[str, 
     tmp = Path(tempfile.mkdtemp(prefix="gui-bench-"))
     model = build_tiny_model(tmp / "tiny")
     if video is None:
-        from tests.videos import make_video
+        from marlin_desk.dev.videos import make_video
 
         video = str(make_video(tmp / "bench.mp4", duration=30.0, size=(640, 360), fps=25,
                                texture=True, audio=True))

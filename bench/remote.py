@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from marlin_desk.dev.videos import make_video  # noqa: E402
 from marlin_desk.workflows import (  # noqa: E402
     JobSettings,
     ServerSettings,
@@ -26,7 +27,6 @@ from marlin_desk.workflows import (  # noqa: E402
     open_video,
 )
 from tests.remote.vllm_server import VllmServer, build_model  # noqa: E402
-from tests.videos import make_video  # noqa: E402
 
 WINDOW = 10.0  # seconds: 20 frames per window
 

@@ -1,7 +1,7 @@
 """Which end-to-end behaviours does a trained model folder support through the app's real path?
 
 Runs `workflows.open_video` + `workflows.find` (windows, merging, ranking by the model's own
-score) on real H.264 files from `tests/videos.make_video`, and prints one line per check:
+score) on real H.264 files from `marlin_desk/dev/videos.make_video`, and prints one line per check:
 - present vs absent colour: the top span's score for a colour in the clip vs one not in it;
 - window offsets: a 10 s event at 130-140 s of a 5-minute video, 20 s windows;
 - a window boundary: an event at 55-65 s (windows of 20 s split it at 60 s);
@@ -28,7 +28,7 @@ Parts = list[tuple[float, str]]  # (seconds, colour name) in order
 
 
 def write(path: Path, parts: Parts, **kw: Any) -> Path:
-    from tests.videos import make_video
+    from marlin_desk.dev.videos import make_video
 
     return make_video(path, segments=[(d, COLOURS[c]) for d, c in parts], size=(64, 64),
                       fps=kw.pop("fps", 10), frame_code=False, **kw)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from typing import Any
 import av
 import pytest
 
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
 
 # The random model writes noise until its token cap: a small cap keeps each window ~1 s on CPU
 # (the cap is part of the cache key, so every run of one test must use the same settings).

@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from marlin_desk.dev.videos import make_video
 from marlin_desk.store.cache import AnalysisCache
-from tests.videos import make_video
 
 
 def test_killed_analysis_resumes_from_the_last_finished_window(tmp_path: Path) -> None:

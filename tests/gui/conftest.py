@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
 
 
 @pytest.fixture(scope="session")

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from marlin_desk.batch_analysis import BatchSettings, discover, run_batch
+from marlin_desk.dev.videos import make_video
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.workflows import JobSettings, ServerSettings
 from tests.remote.vllm_server import VllmServer
-from tests.videos import make_video
 
 COLOURS = [(220, 30, 30), (30, 30, 220), (30, 200, 30), (230, 230, 40)]
 
