@@ -11,9 +11,9 @@ import pytest
 
 from marlin_desk.batch_analysis import BatchSettings, discover, run_batch
 from marlin_desk.dev.videos import make_video
+from marlin_desk.dev.vllm_server import VllmServer
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.workflows import JobSettings, ServerSettings
-from tests.remote.vllm_server import VllmServer
 
 COLOURS = [(220, 30, 30), (30, 30, 220), (30, 200, 30), (230, 230, 40)]
 
