@@ -5,7 +5,7 @@ answered by `VideoSession.ask` (sample_window -> video_prefix -> prefill -> suff
 decode), with the budget recorded in the folder's budget.json. So this measures what a user of
 the app gets.
 
-    nice -n 15 .venv/bin/python -m training.evaluate /work/training-runs/probe_s0 --task probe
+    nice -n 15 .venv/bin/python -m training.evaluate runs/probe_s0 --task probe
 """
 
 from __future__ import annotations
