@@ -19,10 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from marlin_desk.core.prompts import FIND_MAX_NEW_TOKENS, find_prompt  # noqa: E402
 from marlin_desk.core.windows import plan_windows  # noqa: E402
+from marlin_desk.dev.tiny_model import build_tiny_model  # noqa: E402
+from marlin_desk.dev.videos import make_video  # noqa: E402
 from marlin_desk.engine.loader import load_model  # noqa: E402
 from marlin_desk.engine.session import VideoSession  # noqa: E402
-from marlin_desk.engine.tiny import build_tiny_model  # noqa: E402
-from tests.videos import make_video  # noqa: E402
 
 QUERIES = ["the screen turns red", "a blue square", "the dog jumps into the pool",
            "a man opens the door", "green light"]

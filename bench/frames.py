@@ -4,7 +4,8 @@ Run: .venv/bin/python bench/frames.py [--seconds 60] [--repeat 2] [--no-check]
 
 The test files (H.264 High, 30 fps, keyframe every 250 frames, B-frames) are generated once and
 cached in the temp folder. The FFmpeg command line writes them when it is there (testsrc2: moving
-pictures at a realistic bitrate, quickly); otherwise tests.videos.make_video does (slower).
+pictures at a realistic bitrate, quickly); otherwise marlin_desk.dev.videos.make_video does
+(slower).
 Timings exclude the probe, which is reported separately.
 """
 
@@ -67,7 +68,7 @@ def make_file(width: int, height: int, seconds: float) -> Path:
             check=True,
         )
     else:
-        from tests.videos import make_video
+        from marlin_desk.dev.videos import make_video
 
         make_video(
             partial, duration=seconds, size=(width, height), fps=FPS, gop=GOP, texture=True, crf=23

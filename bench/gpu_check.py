@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from marlin_desk.engine.tiny import REFERENCE_CONFIG  # noqa: E402
+from marlin_desk.dev.tiny_model import REFERENCE_CONFIG  # noqa: E402
 
 GIB = 1024 ** 3
 CAP_GIB = 6.0
@@ -38,7 +38,7 @@ CAP_GIB = 6.0
 
 def full_config(tokenizer: Any) -> dict[str, Any]:
     """The real sizes (text and vision) with the token ids of our small local tokenizer."""
-    from marlin_desk.engine.tiny import TINY_TEXT, tiny_config
+    from marlin_desk.dev.tiny_model import TINY_TEXT, tiny_config
 
     reference = json.loads(REFERENCE_CONFIG.read_text())
     config = tiny_config(tokenizer)
@@ -60,7 +60,7 @@ def build_model(out: Path, tiny: bool, device: str) -> Path:
     import torch
     from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
 
-    from marlin_desk.engine.tiny import build_processor, build_tiny_model, build_tokenizer
+    from marlin_desk.dev.tiny_model import build_processor, build_tiny_model, build_tokenizer
 
     if tiny:
         return build_tiny_model(out)
@@ -113,7 +113,7 @@ os.environ.setdefault("GPTQMODEL_CPU_WORKERS", "2")
 os.chdir({str(out.parent)!r})  # gptqmodel writes logs/ into the working directory
 from gptqmodel import GPTQModel, QuantizeConfig
 from transformers import AutoTokenizer
-from marlin_desk.engine.tiny import _corpus
+from marlin_desk.dev.tiny_model import _corpus
 tok = AutoTokenizer.from_pretrained({str(src)!r})
 lines = [" ".join(_corpus()[1 + j * 40:(j + 1) * 40]) for j in range(8)]
 data = [{{"input_ids": t["input_ids"][:256], "attention_mask": t["attention_mask"][:256]}}

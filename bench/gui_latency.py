@@ -93,7 +93,7 @@ def measure_paint(repeats: int = 40) -> dict[str, float]:
 def measure_stall(video: str | None, window_s: float, tokens: int) -> dict[str, float]:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QObject, QTimer, Slot
 
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
     from marlin_desk.gui.app import make_app
     from marlin_desk.gui.main_window import MainWindow
     from marlin_desk.gui.settings import Settings
@@ -102,7 +102,7 @@ def measure_stall(video: str | None, window_s: float, tokens: int) -> dict[str, 
     tmp = Path(tempfile.mkdtemp(prefix="gui-bench-"))
     model = build_tiny_model(tmp / "tiny")
     if video is None:
-        from tests.videos import make_video
+        from marlin_desk.dev.videos import make_video
 
         video = str(make_video(tmp / "bench.mp4", duration=30.0, size=(640, 360), fps=25,
                                texture=True, audio=True))

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from marlin_desk.engine.tiny import build_tiny_model  # noqa: E402
+from marlin_desk.dev.tiny_model import build_tiny_model  # noqa: E402
+from marlin_desk.dev.videos import make_video  # noqa: E402
 from marlin_desk.workflows import JobSettings, analyze, find, open_video  # noqa: E402
-from tests.videos import make_video  # noqa: E402
 
 QUERIES = ["the screen turns red", "a blue screen", "green", "the dog jumps into the pool"]
 

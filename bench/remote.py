@@ -19,14 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from marlin_desk.dev.videos import make_video  # noqa: E402
+from marlin_desk.dev.vllm_server import VllmServer, build_model  # noqa: E402
 from marlin_desk.workflows import (  # noqa: E402
     JobSettings,
     ServerSettings,
     analyze,
     open_video,
 )
-from tests.remote.vllm_server import VllmServer, build_model  # noqa: E402
-from tests.videos import make_video  # noqa: E402
 
 WINDOW = 10.0  # seconds: 20 frames per window
 

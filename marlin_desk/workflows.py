@@ -166,7 +166,7 @@ def open_engine(settings: JobSettings) -> Any:
 
     engine = load_best(settings.model, settings.backend, settings.device,
                        revision=settings.revision)
-    if settings.choice is not None:
+    if settings.choice is not None and settings.choice.source != "user":  # the app chose it
         engine.why = f"{settings.choice.why}; {engine.why}".strip("; ")
     return engine
 

@@ -36,7 +36,7 @@ def demo_parts() -> list[tuple[float, tuple[int, int, int]]]:
 
 
 def write_demo(path: Path = DEMO_PATH) -> Path:
-    from tests.videos import make_video
+    from marlin_desk.dev.videos import make_video
 
     path.parent.mkdir(parents=True, exist_ok=True)
     return make_video(path, segments=demo_parts(), size=(320, 180), fps=30, audio=True,

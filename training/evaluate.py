@@ -1,10 +1,11 @@
 """Score a trained model folder on held-out seeded clips through the APP's own path.
 
-Each clip is written as a real video file (H.264 via tests/videos.make_video), then answered by
-`VideoSession.ask` (sample_window -> video_prefix -> prefill -> suffix -> greedy decode), with
-the budget recorded in the folder's budget.json. So this measures what a user of the app gets.
+Each clip is written as a real video file (H.264 via marlin_desk.dev.videos.make_video), then
+answered by `VideoSession.ask` (sample_window -> video_prefix -> prefill -> suffix -> greedy
+decode), with the budget recorded in the folder's budget.json. So this measures what a user of
+the app gets.
 
-    nice -n 15 .venv/bin/python -m training.evaluate /work/training-runs/probe_s0 --task probe
+    nice -n 15 .venv/bin/python -m training.evaluate runs/probe_s0 --task probe
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def iou(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 def write_clip(path: Path, segments: list[tuple[float, float, str]], duration: float,
                size: tuple[int, int] = (64, 64)) -> None:
-    from tests.videos import make_video
+    from marlin_desk.dev.videos import make_video
 
     parts: list[tuple[float, tuple[int, int, int]]] = []
     t = 0.0

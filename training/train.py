@@ -22,8 +22,8 @@ from typing import Any
 import torch
 
 from marlin_desk.core.prompts import find_prompt
+from marlin_desk.dev.tiny_model import build_processor, build_tokenizer, tiny_config
 from marlin_desk.engine.inputs import suffix_ids, video_prefix
-from marlin_desk.engine.tiny import build_processor, build_tokenizer, tiny_config
 from training import data as training_data
 from training.data import (
     HELD_OUT_BASE,
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> None:
                         "value (e.g. 0.02: ~2.6 %% decay per token) before training")
     p.add_argument("--text-layers", type=int, default=None, metavar="N",
                    help="from scratch only: N text layers (a multiple of 4), the real pattern "
-                        "[linear x3, full] repeated N/4 times (engine/tiny.py has 4)")
+                        "[linear x3, full] repeated N/4 times (dev/tiny_model.py has 4)")
     p.add_argument("--long-memory-all", type=float, nargs=2, default=None, metavar=("LO", "HI"),
                    help="from scratch only: every linear-attention head gets A = exp(A_log) "
                         "from U(LO, HI) instead of U(0, 16) (e.g. 0.01 0.5: slow forgetting)")

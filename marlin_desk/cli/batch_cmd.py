@@ -79,7 +79,7 @@ def run_batch_cmd(args: argparse.Namespace) -> int:
     queries = read_queries(args.queries) if args.queries else []
     settings = BatchSettings(job=_job_settings(args), queries=queries, subtitles=args.subtitles,
                              chapters=not args.no_chapters, out=args.out,
-                             overwrite=args.overwrite, concurrency=args.videos_at_once,
+                             overwrite=args.overwrite, videos_at_once=args.videos_at_once,
                              use_cache=not args.no_cache)
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         from marlin_desk.core.errors import BadInput

@@ -1,4 +1,4 @@
-"""`marlin-desk dev ...`: developer tools (the tiny offline test model)."""
+"""`marlin-desk dev ...`: developer tools (the tiny offline test model, from marlin_desk.dev)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_tiny(args: argparse.Namespace) -> int:
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     progress(f"building a tiny model in {args.dir} ...")
     out = build_tiny_model(args.dir, seed=args.seed, for_vllm=args.vllm)

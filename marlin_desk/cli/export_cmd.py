@@ -214,8 +214,8 @@ def _description(events: list[Event] | None, start: float, end: float) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from marlin_desk.media.batch import ExportQueue
     from marlin_desk.media.clip_export import ClipSpec, ExportOptions
+    from marlin_desk.media.export_queue import ExportQueue
     from marlin_desk.media.ffmpeg_bin import find_ffmpeg
 
     video = args.video

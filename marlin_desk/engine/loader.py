@@ -38,7 +38,7 @@ class LoadedModel:
     why: str = ""
     eos_ids: list[int] = field(default_factory=list)
     pad_id: int | None = None
-    # Added with the backend chain (engine/backends.py): each skipped or failed backend with its
+    # Added with the backend chain (engine/backends/): each skipped or failed backend with its
     # reason, the numeric precision used in cache keys, and notes such as missing fast kernels.
     fallbacks: list[str] = field(default_factory=list)
     precision: str = ""

@@ -10,7 +10,6 @@ The default mode is `exact` (re-encode, frame-accurate in and out points); `fast
 and starts on the keyframe before the asked start (the real start is reported). See clip_export.
 """
 
-from marlin_desk.media.batch import ExportQueue, check_free_space, estimate_bytes, export_clips
 from marlin_desk.media.chapters import Chapter, format_chapters, youtube_chapters
 from marlin_desk.media.clip_export import (
     DEFAULT_MODE,
@@ -20,6 +19,12 @@ from marlin_desk.media.clip_export import (
     ExportOptions,
     ExportResult,
     export_clip,
+)
+from marlin_desk.media.export_queue import (
+    ExportQueue,
+    check_free_space,
+    estimate_bytes,
+    export_clips,
 )
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.naming import DEFAULT_TEMPLATE, render_name, safe_filename

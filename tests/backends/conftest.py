@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
 
 
 @pytest.fixture(scope="session")
 def tiny_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("backends-tiny"))
 
@@ -37,7 +37,7 @@ def gptq_dir(tiny_src: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gptqmodel import GPTQModel, QuantizeConfig
     from transformers import AutoTokenizer
 
-    from marlin_desk.engine.tiny import _corpus
+    from marlin_desk.dev.tiny_model import _corpus
 
     out = tmp_path_factory.mktemp("tiny-gptq")
     tokenizer = AutoTokenizer.from_pretrained(tiny_src)

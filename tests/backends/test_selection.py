@@ -223,7 +223,7 @@ def test_too_little_vram_skips_every_gpu_backend(tiny_src: Path, tiny_net: Any) 
 
 def test_failed_self_check_falls_back(tiny_src: Path, tiny_net: Any,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from marlin_desk.engine import backends as mod
+    from marlin_desk.engine.backends import chain as mod
 
     seen: list[str] = []
 

@@ -10,7 +10,7 @@ from typing import Any
 import av
 import pytest
 
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
 
 # The random model writes noise until its token cap: a small cap keeps each window ~1 s on CPU
 # (the cap is part of the cache key, so every run of one test must use the same settings).
@@ -20,7 +20,7 @@ WINDOW = 2.0
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("batch-tiny"))
 

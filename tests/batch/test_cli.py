@@ -45,11 +45,11 @@ def test_json_document_and_exit_codes(tiny_model: Path, tmp_path: Path, fast_cli
                          "--subtitles", "vtt", "--videos-at-once", "2", "--json")
     assert rc == 6, err  # finished, but a video failed
     doc = json.loads(out)
-    assert {"videos", "summary", "stopped", "fatal", "concurrency", "seconds", "engine",
+    assert {"videos", "summary", "stopped", "fatal", "videos_at_once", "seconds", "engine",
             "notes"} <= set(doc)
     assert doc["summary"] == {"total": 2, "done": 1, "cached": 0, "failed": 1, "cancelled": 0,
                               "pending": 0}
-    assert doc["concurrency"] == 1 and any("one video at a time" in n for n in doc["notes"])
+    assert doc["videos_at_once"] == 1 and any("one video at a time" in n for n in doc["notes"])
     broken, ok = doc["videos"]  # natural order: "broken" before "ok"
     assert set(ok) == VIDEO_KEYS == set(broken)
     assert broken["status"] == "failed" and "not a video file" in broken["error"]

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from marlin_desk import batch_analysis
-from marlin_desk.batch_analysis import BatchSettings, run_batch
+from marlin_desk.batch_analysis import BatchSettings, run_batch, runner
 from marlin_desk.core.errors import ModelUnavailable
 from marlin_desk.core.timeline import Analysis, Event, WindowResult
 from tests.batch.conftest import audio_only, garbage, job, truncated, video
@@ -146,21 +145,21 @@ def test_several_videos_at_once_only_where_the_backend_allows(tmp_path: Path,
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(batch_analysis, "analyze", fake)
-    settings = BatchSettings(job=job(tmp_path / "m"), concurrency=3, use_cache=False,
+    monkeypatch.setattr(runner, "analyze", fake)
+    settings = BatchSettings(job=job(tmp_path / "m"), videos_at_once=3, use_cache=False,
                              chapters=False)
     engine = SimpleNamespace(precision="fp32", describe=lambda: {"backend": "fake"})
     local = run_batch(videos, settings, engine=engine)
-    assert local.concurrency == 1 and peak[0] == 1
+    assert local.videos_at_once == 1 and peak[0] == 1
     assert any("one video at a time" in n for n in local.notes)
     assert [r.status for r in local.results] == ["done"] * 4
 
-    monkeypatch.setattr(batch_analysis, "concurrency_allowed", lambda s: True)
+    monkeypatch.setattr(runner, "concurrency_allowed", lambda s: True)
     seen: list[Any] = []
-    remote = run_batch(videos, BatchSettings(job=job(tmp_path / "m"), concurrency=3,
+    remote = run_batch(videos, BatchSettings(job=job(tmp_path / "m"), videos_at_once=3,
                                              use_cache=False, chapters=False, overwrite=True),
                        on_progress=seen.append, engine=engine)
-    assert remote.concurrency == 3 and peak[0] > 1 and not remote.notes
+    assert remote.videos_at_once == 3 and peak[0] > 1 and not remote.notes
     assert [r.video for r in remote.results] == videos
     assert [r.status for r in remote.results] == ["done"] * 4
     assert [r.outputs for r in remote.results] == [r.outputs for r in local.results]

@@ -25,7 +25,7 @@ def run_cli(*args: str, env_extra: dict[str, str] | None = None,
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     return str(build_tiny_model(tmp_path_factory.mktemp("cli-tiny")))
 

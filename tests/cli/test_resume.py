@@ -11,12 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+from marlin_desk.dev.videos import make_video
 from marlin_desk.store.cache import AnalysisCache
-from tests.videos import make_video
 
 
 def test_killed_analysis_resumes_from_the_last_finished_window(tmp_path: Path) -> None:
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
     video = make_video(tmp_path / "v.mp4", size=(96, 64), fps=10, duration=12.0)

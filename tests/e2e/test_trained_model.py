@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from marlin_desk.core.timeline import Span
+from marlin_desk.dev.videos import make_video
 from marlin_desk.resources import DEMO_QUERY, demo_model, demo_video
 from marlin_desk.workflows import JobSettings, analyze, find, open_video
-from tests.videos import make_video
 from training.data import COLOURS
 from training.demo_video import DEMO_SEGMENTS
 

@@ -9,9 +9,9 @@ import pytest
 
 from marlin_desk.core.budget import TRAINING_BUDGET
 from marlin_desk.core.prompts import CAPTION_PROMPT, find_prompt
+from marlin_desk.dev.videos import make_video
 from marlin_desk.engine.inputs import pair_timestamps, render, video_prefix
 from marlin_desk.media.sampling import sample_window
-from tests.videos import make_video
 
 TIMESTAMP = re.compile(r"<(\d+\.\d) seconds>")
 

@@ -10,9 +10,9 @@ import pytest
 
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import ModelUnavailable
+from marlin_desk.dev.videos import make_video
 from marlin_desk.engine.loader import model_budget
 from marlin_desk.workflows import JobSettings, analyze, open_video
-from tests.videos import make_video
 
 SMALL = VideoBudget(min_pixels=32 * 32, max_pixels=64 * 64)
 

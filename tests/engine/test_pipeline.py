@@ -9,11 +9,11 @@ import pytest
 from marlin_desk.core.errors import Cancelled
 from marlin_desk.core.prompts import find_prompt
 from marlin_desk.core.windows import plan_windows
+from marlin_desk.dev.videos import make_video
 from marlin_desk.engine import pipeline
 from marlin_desk.engine import session as session_mod
 from marlin_desk.engine.prefills import PrefillStore, cache_bytes
 from marlin_desk.engine.session import VideoSession
-from tests.videos import make_video
 
 
 @pytest.fixture(scope="module")

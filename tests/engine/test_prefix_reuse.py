@@ -6,8 +6,8 @@ import pytest
 
 from marlin_desk.core.prompts import CAPTION_PROMPT, find_prompt
 from marlin_desk.core.windows import plan_windows
+from marlin_desk.dev.videos import make_video
 from marlin_desk.engine.session import VideoSession
-from tests.videos import make_video
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +23,7 @@ def qapp() -> Any:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 

@@ -10,8 +10,8 @@ from PySide6.QtGui import QImage, QPalette
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 from marlin_desk.core.timeline import Analysis, Event
+from marlin_desk.dev.videos import ffmpeg_autorotated_first_frame, make_video, marker_corner
 from tests.gui.conftest import open_and_wait
-from tests.videos import ffmpeg_autorotated_first_frame, make_video, marker_corner
 
 KNOWN = Analysis(duration=6.0, model="known", scene="test", video="",
                  events=[Event(0.0, 1.5, "a red screen"), Event(2.0, 3.9, "a green screen"),

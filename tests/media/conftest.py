@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from marlin_desk.dev.videos import frame_schedule
 from marlin_desk.media.probe import VideoInfo, probe
 from tests.media.conftest import MakeVideo
-from tests.videos import frame_schedule
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -218,7 +218,7 @@ def test_window_without_frames(video: MakeVideo) -> None:
 
 
 def test_extreme_aspect_ratio(tmp_path: Path) -> None:
-    from tests.videos import make_video
+    from marlin_desk.dev.videos import make_video
 
     path = make_video(tmp_path / "sliver.mp4", duration=0.2, size=(2048, 8), frame_code=False)
     with pytest.raises(BadInput, match="aspect ratio"):

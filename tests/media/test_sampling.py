@@ -9,6 +9,12 @@ import pytest
 
 from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
 from marlin_desk.core.errors import Cancelled
+from marlin_desk.dev.videos import (
+    ffmpeg_autorotated_first_frame,
+    frame_schedule,
+    marker_corner,
+    read_frame_code,
+)
 from marlin_desk.media.probe import probe
 from marlin_desk.media.sampling import (
     SampledFrames,
@@ -18,12 +24,6 @@ from marlin_desk.media.sampling import (
     sample_window,
 )
 from tests.media.conftest import MakeVideo
-from tests.videos import (
-    ffmpeg_autorotated_first_frame,
-    frame_schedule,
-    marker_corner,
-    read_frame_code,
-)
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""tests/videos.py is itself tested: the truth it claims is the truth it writes."""
+"""marlin_desk/dev/videos.py is itself tested: the truth it claims is the truth it writes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import av
 import numpy as np
 import pytest
 
-from tests.videos import frame_schedule, make_video, paint_frame_code, read_frame_code
+from marlin_desk.dev.videos import frame_schedule, make_video, paint_frame_code, read_frame_code
 
 pytestmark = pytest.mark.timeout(60)
 

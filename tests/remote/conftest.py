@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.vllm_server import (
+from marlin_desk.dev.vllm_server import (
     SETUP_HINT,
     ServerStartError,
     VllmServer,

@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from marlin_desk.dev.vllm_server import free_port
 from marlin_desk.remote.client import (
     ModelNotServed,
     RequestTooLong,
@@ -19,7 +20,6 @@ from marlin_desk.remote.client import (
     ServerMisconfigured,
     ServerUnreachable,
 )
-from tests.remote.vllm_server import free_port
 
 COMPLETION = {
     "id": "x", "object": "chat.completion", "created": 0, "model": "marlin",

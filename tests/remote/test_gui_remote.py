@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from marlin_desk.dev.videos import make_video
+from marlin_desk.dev.vllm_server import VllmServer, free_port
 from tests.gui.conftest import make_window, open_and_wait, settings  # noqa: F401 - fixtures
-from tests.remote.vllm_server import VllmServer, free_port
-from tests.videos import make_video
 
 
 def test_the_app_analyses_and_searches_through_a_server(qtbot, make_window,  # noqa: F811

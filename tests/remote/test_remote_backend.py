@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from marlin_desk.core.errors import BadInput, Cancelled, ModelUnavailable
+from marlin_desk.dev.videos import make_video
+from marlin_desk.dev.vllm_server import VllmServer
 from marlin_desk.remote import budget as remote_budget
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.workflows import JobSettings, ServerSettings, analyze, find, open_video
-from tests.remote.vllm_server import VllmServer
-from tests.videos import make_video
 
 CAPTION_TOKENS = 24  # random weights never stop by themselves: keep answers short
 COLOURS = [(3.0, (220, 30, 30)), (3.0, (30, 30, 220)), (3.0, (30, 200, 30)),
@@ -168,7 +168,7 @@ def test_cli_analyze_and_find_json(vllm_server: VllmServer, video: Path, tmp_pat
 
 
 def test_cli_server_down_is_exit_3(tmp_path: Path, video: Path) -> None:
-    from tests.remote.vllm_server import free_port
+    from marlin_desk.dev.vllm_server import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     run = subprocess.run([sys.executable, "-m", "marlin_desk", "analyze", str(video),

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from marlin_desk.batch_analysis import BatchSettings, discover, run_batch
+from marlin_desk.dev.videos import make_video
+from marlin_desk.dev.vllm_server import VllmServer
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.workflows import JobSettings, ServerSettings
-from tests.remote.vllm_server import VllmServer
-from tests.videos import make_video
 
 COLOURS = [(220, 30, 30), (30, 30, 220), (30, 200, 30), (230, 230, 40)]
 
@@ -34,7 +34,7 @@ def batch_settings(server: VllmServer, videos_at_once: int) -> BatchSettings:
                       caption_tokens=16,
                       server=ServerSettings(url=server.url, windows_in_flight=2, timeout=60))
     return BatchSettings(job=job, queries=["the blue screen"], subtitles="srt",
-                         concurrency=videos_at_once)
+                         videos_at_once=videos_at_once)
 
 
 def test_a_folder_through_the_server(vllm_server: VllmServer, folder: Path,
@@ -44,7 +44,7 @@ def test_a_folder_through_the_server(vllm_server: VllmServer, folder: Path,
     statuses = {Path(r.video).name: r.status for r in report.results}
     assert statuses == {"broken.mp4": "failed", "clip 0.mp4": "done", "clip 1.mp4": "done",
                         "clip 2.mp4": "done", "clip 3.mp4": "done"}
-    assert report.concurrency == 3 and report.engine["backend"] == "remote"
+    assert report.videos_at_once == 3 and report.engine["backend"] == "remote"
     for r in report.results:
         if r.status == "done":
             doc = json.loads(Path(r.outputs["analysis"]).read_text())

@@ -12,13 +12,13 @@ import pytest
 
 from marlin_desk.core.prompts import CAPTION_PROMPT, find_prompt
 from marlin_desk.core.windows import Window
+from marlin_desk.dev.videos import make_video
+from marlin_desk.dev.vllm_server import VllmServer
 from marlin_desk.engine.inputs import suffix_ids
 from marlin_desk.engine.loader import load_model, model_budget
 from marlin_desk.engine.session import VideoSession
 from marlin_desk.remote.budget import request_kwargs
 from marlin_desk.remote.session import RemoteSession, connect
-from tests.remote.vllm_server import VllmServer
-from tests.videos import make_video
 
 
 def server_prompt_ids(server: VllmServer, url: str, prompt: str, kwargs: dict) -> list[int]:

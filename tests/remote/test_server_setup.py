@@ -22,7 +22,7 @@ def test_the_template_writes_the_video_as_the_bare_pad() -> None:
 
 
 def test_server_setup_command(tmp_path: Path) -> None:
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     tiny_model = build_tiny_model(tmp_path / "tiny")
     run = subprocess.run([sys.executable, "-m", "marlin_desk", "server-setup", "--model",

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from marlin_desk.core.prompts import CAPTION_PROMPT
-from tests.remote.vllm_server import VllmServer
-from tests.videos import make_video
+from marlin_desk.dev.videos import make_video
+from marlin_desk.dev.vllm_server import VllmServer
 
 # 480 x 288 = 138,240 pixels: a multiple of 32 on each side and inside the budget's
 # 131,072..200,704 pixels per frame, so neither the app nor the server resizes it.

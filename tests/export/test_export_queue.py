@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from marlin_desk.core.errors import BadInput, MarlinError
-from marlin_desk.media import batch
-from marlin_desk.media.batch import ExportQueue, export_clips
+from marlin_desk.media import export_queue
 from marlin_desk.media.clip_export import ClipSpec, ExportOptions
+from marlin_desk.media.export_queue import ExportQueue, export_clips
 
 from .conftest import Videos
 
@@ -52,14 +52,14 @@ def test_cancel_all_while_running(videos: Videos, out_dir: Path) -> None:
 
 def test_a_failing_clip_does_not_stop_the_queue(videos: Videos, out_dir: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    real = batch.export_clip
+    real = export_queue.export_clip
 
     def flaky(video, spec, options, **kw):
         if kw["index"] == 2:
             raise MarlinError("FFmpeg failed: simulated")
         return real(video, spec, options, **kw)
 
-    monkeypatch.setattr(batch, "export_clip", flaky)
+    monkeypatch.setattr(export_queue, "export_clip", flaky)
     results = export_clips(videos.main, CLIPS, ExportOptions(out_dir))
     assert [r.status for r in results] == ["done", "failed", "done"]
     assert results[1].error == "FFmpeg failed: simulated"
@@ -75,7 +75,8 @@ def test_everything_is_checked_before_anything_is_written(videos: Videos, out_di
 
 def test_free_space_is_checked_first(videos: Videos, out_dir: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(batch.shutil, "disk_usage", lambda p: type("U", (), {"free": 10_000})())
+    monkeypatch.setattr(export_queue.shutil, "disk_usage",
+                        lambda p: type("U", (), {"free": 10_000})())
     with pytest.raises(MarlinError, match="not enough free space"):
         export_clips(videos.main, CLIPS, ExportOptions(out_dir))
     assert list(out_dir.iterdir()) == []

@@ -194,6 +194,6 @@ class VllmServer:
 
 def build_model(out_dir: Path) -> Path:
     """The tiny model in its vLLM-servable variant (loads in the app too)."""
-    from marlin_desk.engine.tiny import build_tiny_model
+    from marlin_desk.dev.tiny_model import build_tiny_model
 
     return build_tiny_model(out_dir, for_vllm=True)
