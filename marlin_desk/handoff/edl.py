@@ -6,7 +6,8 @@ the file's URL. Record timecodes start at the timeline start, 01:00:00:00 (the a
 from zero, so the track opens with a gap that long, which an EDL writes as nothing). Markers
 become `* LOC:` comments at their source timecode with their colour (the adapter upper-cases
 the text). We add the `FCM:` line that says whether the timecodes are drop-frame (the adapter
-writes none).
+writes none), and relabel the adapter's timecodes non-drop for a 29.97/59.94 source recorded
+with non-drop timecode (the adapter always writes those rates drop-frame).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import opentimelineio as otio
 from opentimelineio import opentime
 
+from marlin_desk.handoff.frames import SourceVideo, timecode_to_frame
 from marlin_desk.handoff.otio_build import build_timeline
 from marlin_desk.handoff.plan import Plan
 
@@ -29,6 +31,17 @@ def reel_name(file_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", stem)[:REEL_LENGTH].upper() or "AX"
 
 
+_DROP_TIMECODE = re.compile(r"\b\d\d:\d\d:\d\d;\d\d\b")
+
+
+def _non_drop(text: str, source: SourceVideo) -> str:
+    """Every drop-frame label in `text` as the same frame's non-drop label."""
+    def relabel(match: re.Match[str]) -> str:
+        return source.timecode(timecode_to_frame(match.group(0), source.rate, True))
+
+    return _DROP_TIMECODE.sub(relabel, text)
+
+
 def render(plan: Plan) -> bytes:
     timeline = build_timeline(plan, markers="clips")
     fps = plan.source.fps
@@ -40,6 +53,8 @@ def render(plan: Plan) -> bytes:
         clip.metadata[ADAPTER] = {"reel": reel}
     text = otio.adapters.write_to_string(timeline, ADAPTER, rate=plan.source.fps,
                                          style="avid", reelname_len=REEL_LENGTH)
+    if not plan.source.drop_frame:
+        text = _non_drop(text, plan.source)
     fcm = "FCM: DROP FRAME" if plan.source.drop_frame else "FCM: NON-DROP FRAME"
     lines = text.splitlines()
     at = 1 if lines and lines[0].startswith("TITLE:") else 0

@@ -36,6 +36,7 @@ class Source:
 SOURCES = [
     Source("25", Fraction(25), None, ".mp4", 0, 90_000, False),
     Source("29.97df", Fraction(30000, 1001), "01:00:00;00", ".mp4", 107_892, 107_892, True),
+    Source("29.97ndf", Fraction(30000, 1001), "01:00:00:00", ".mp4", 108_000, 108_000, False),
     Source("60", Fraction(60), None, ".mp4", 0, 216_000, False),
     Source("25tc", Fraction(25), "10:00:00:00", ".mov", 900_000, 90_000, False),
 ]

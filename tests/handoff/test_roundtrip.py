@@ -1,6 +1,7 @@
-"""Each target written for real sources (25, 29.97 drop-frame, 60 fps, and 25 fps recorded
-from 10:00:00:00) and read back with the OpenTimelineIO adapters editors' tools use: every
-subclip and marker lands on its expected frame, names (non-ASCII, quotes) survive."""
+"""Each target written for real sources (25, 29.97 recorded from 01:00:00;00 drop-frame and
+from 01:00:00:00 non-drop, 60, and 25 fps recorded from 10:00:00:00) and read back with the
+OpenTimelineIO adapters editors' tools use: every subclip and marker lands on its expected
+frame, names (non-ASCII, quotes) survive."""
 
 from __future__ import annotations
 
