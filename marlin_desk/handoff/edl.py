@@ -18,7 +18,7 @@ import opentimelineio as otio
 from opentimelineio import opentime
 
 from marlin_desk.handoff.frames import SourceVideo, timecode_to_frame
-from marlin_desk.handoff.otio_build import build_timeline
+from marlin_desk.handoff.otio_build import build_timeline, require_smpte_rate
 from marlin_desk.handoff.plan import Plan
 
 ADAPTER = "cmx_3600"
@@ -43,6 +43,7 @@ def _non_drop(text: str, source: SourceVideo) -> str:
 
 
 def render(plan: Plan) -> bytes:
+    require_smpte_rate(plan, "a CMX 3600 EDL")
     timeline = build_timeline(plan, markers="clips")
     fps = plan.source.fps
     lead_in = opentime.TimeRange(opentime.RationalTime(0, fps),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import opentimelineio as otio
 
-from marlin_desk.handoff.otio_build import build_timeline
+from marlin_desk.handoff.otio_build import build_timeline, require_smpte_rate
 from marlin_desk.handoff.plan import Plan
 
 ADAPTER = "fcp_xml"
@@ -23,6 +23,7 @@ def _timecode_metadata(drop_frame: bool) -> dict:
 
 
 def render(plan: Plan) -> bytes:
+    require_smpte_rate(plan, "FCP7 XML")
     timeline = build_timeline(plan, markers="timeline", audio=True)
     drop = plan.source.drop_frame
     timeline.metadata.update(_timecode_metadata(drop))

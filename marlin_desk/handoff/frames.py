@@ -3,17 +3,18 @@
 A time in seconds becomes the nearest frame of the source (half a frame rounds up). Timecode
 labels count the same frames: `01:00:00;00` (';' or '.') is drop-frame, `01:00:00:00` is not;
 without a recorded timecode, 29.97 and 59.94 sources use drop-frame (the broadcast convention)
-and every other rate non-drop.
+and every other rate non-drop. Timecode counts frames in its timebase, the rate rounded to a
+whole number (30 at 29.97, 15 for a 15 fps screen recording, 120 for slow motion): computed
+here, so that rates SMPTE does not list (which OpenTimelineIO's timecode refuses) work too.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
 from fractions import Fraction
-
-from opentimelineio import opentime
 
 TIMELINE_START = "01:00:00:00"  # where every hand-off timeline starts (Resolve's default)
 _DROP_RATES = (Fraction(30000, 1001), Fraction(60000, 1001))
@@ -100,12 +101,48 @@ def frame_seconds(frame: int, rate: Fraction) -> Fraction:
     return Fraction(frame) / rate
 
 
+_TIMECODE = re.compile(r"(\d+)[:;.](\d\d)[:;.](\d\d)[:;.,](\d\d)")
+
+
+def timebase(rate: Fraction) -> int:
+    """Frames per timecode second: the rate rounded (30 at 29.97), at least 1."""
+    return max(1, math.floor(rate + Fraction(1, 2)))
+
+
+def _dropped(rate: Fraction) -> int:
+    """Frame labels skipped each minute (but every tenth) in drop-frame: 2 at 29.97, 4 at 59.94."""
+    if rate not in _DROP_RATES:
+        raise ValueError(f"drop-frame timecode exists only at 29.97 and 59.94 fps, not {rate}")
+    return 2 * timebase(rate) // 30
+
+
 def timecode_to_frame(tc: str, rate: Fraction, drop_frame: bool) -> int:
-    text = tc.strip().replace(".", ";")
-    text = text[:-3] + ";" + text[-2:] if drop_frame else text.replace(";", ":")
-    return round(opentime.from_timecode(text, float(rate)).value)
+    """The frame number a label stands for (`01:00:00;00` at 29.97 DF: 107892)."""
+    match = _TIMECODE.fullmatch(tc.strip())
+    if match is None:
+        raise ValueError(f"{tc!r} is not a timecode (HH:MM:SS:FF)")
+    h, m, s, f = (int(g) for g in match.groups())
+    tb = timebase(rate)
+    frames = ((h * 60 + m) * 60 + s) * tb + f
+    if drop_frame:
+        minutes = h * 60 + m
+        frames -= _dropped(rate) * (minutes - minutes // 10)
+    return frames
 
 
 def frame_to_timecode(frame: int, rate: Fraction, drop_frame: bool) -> str:
-    return opentime.to_timecode(opentime.RationalTime(frame, float(rate)), float(rate),
-                                drop_frame)
+    """The label of frame number `frame` (`;` before the frames when drop-frame; after
+    23:59:59 it starts again at 00:00:00)."""
+    if frame < 0:
+        raise ValueError(f"frame {frame} is before timecode 00:00:00:00")
+    tb = timebase(rate)
+    if drop_frame:
+        drop = _dropped(rate)
+        per_minute, per_ten = tb * 60 - drop, tb * 600 - drop * 9
+        tens, rest = divmod(frame, per_ten)
+        frame += drop * 9 * tens + (drop * ((rest - drop) // per_minute) if rest > drop else 0)
+    seconds, f = divmod(frame, tb)
+    minutes, s = divmod(seconds, 60)
+    h, m = divmod(minutes, 60)
+    h %= 24  # timecode wraps at midnight, as in every NLE
+    return f"{h:02d}:{m:02d}:{s:02d}{';' if drop_frame else ':'}{f:02d}"

@@ -23,6 +23,19 @@ APP_NAMESPACE = "marlin_desk"  # our own metadata: kind and note of each marker
 MarkerPlace = Literal["clips", "timeline"]
 
 
+SMPTE_RATES = "23.976, 24, 25, 29.97, 30, 48, 50, 59.94 or 60"
+
+
+def require_smpte_rate(plan: Plan, what: str) -> None:
+    """The OTIO adapters write timecode through OTIO, which knows SMPTE rates only: refuse
+    other rates with a sentence that says what to do (ValueError)."""
+    if not opentime.RationalTime.is_valid_timecode_rate(plan.source.fps):
+        rate = plan.source.rate
+        shown = f"{float(rate):.3f}".rstrip("0").rstrip(".")
+        raise ValueError(f"{what} needs a frame rate of {SMPTE_RATES} fps and this video runs "
+                         f"at {shown} fps: hand it off as fcpx or otio, or conform it first")
+
+
 def file_url(path: str) -> str:
     """`file:///...` with spaces and non-ASCII letters percent-encoded (what NLEs expect)."""
     return Path(path).absolute().as_uri()
