@@ -16,8 +16,8 @@ Checks:
    model (works without the GUI);
 4. `marlin-desk export VIDEO --clip 1-3 --json` writes a clip with the bundled FFmpeg, and the
    frozen app probes that clip;
-5. `marlin-desk handoff VIDEO --clip 1-3 --to T --json` for every target through an OTIO
-   adapter (premiere, fcpx, edl, otio): the adapters are found inside the bundle;
+5. `marlin-desk handoff VIDEO --clip 1-3 --to T --json` for premiere, edl and otio (written
+   by OpenTimelineIO and its adapters: they are found inside the bundle) and fcpx;
 6. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
    model, analyses, searches and saves a screenshot: exit 0, `ok: true` in the JSON, a PNG that
    is neither empty nor blank;
