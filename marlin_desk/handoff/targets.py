@@ -26,7 +26,8 @@ TARGETS: tuple[Target, ...] = (
     Target("otio", ".otio", "OpenTimelineIO (.otio)",
            "OpenTimelineIO's native JSON: every field, for scripts and other OTIO tools"),
     Target("resolve-markers", ".edl", "DaVinci Resolve markers (EDL)",
-           "Resolve's marker EDL: Timeline > Import > Timeline Markers from EDL"),
+           "Resolve's marker EDL: right-click the timeline in the Media Pool > Timelines > "
+           "Import > Timeline Markers from EDL"),
 )
 
 TARGET_NAMES: tuple[str, ...] = tuple(t.name for t in TARGETS)
