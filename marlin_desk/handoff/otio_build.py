@@ -21,8 +21,6 @@ MARKER_COLOURS = {"event": otio.schema.MarkerColor.BLUE, "search": otio.schema.M
 APP_NAMESPACE = "marlin_desk"  # our own metadata: kind and note of each marker
 
 MarkerPlace = Literal["clips", "timeline"]
-
-
 SMPTE_RATES = "23.976, 24, 25, 29.97, 30, 48, 50, 59.94 or 60"
 
 
@@ -49,22 +47,19 @@ def _range(frame: int, frames: int, fps: float) -> opentime.TimeRange:
     return opentime.TimeRange(_time(frame, fps), _time(frames, fps))
 
 
-def _marker(m: PlannedMarker, frame: int, fps: float, extra: dict | None) -> otio.schema.Marker:
-    metadata: dict = {APP_NAMESPACE: {"kind": m.kind, "note": m.note}}
-    if extra:
-        metadata.update(extra)
+def _marker(m: PlannedMarker, frame: int, fps: float) -> otio.schema.Marker:
+    metadata = {APP_NAMESPACE: {"kind": m.kind, "note": m.note}}
     return otio.schema.Marker(name=m.name, marked_range=_range(frame, m.frames, fps),
                               color=MARKER_COLOURS[m.kind], metadata=metadata)
 
 
-def build_timeline(plan: Plan, *, markers: MarkerPlace = "clips", audio: bool = False,
-                   marker_metadata: dict | None = None) -> otio.schema.Timeline:
+def build_timeline(plan: Plan, *, markers: MarkerPlace = "clips",
+                   audio: bool = False) -> otio.schema.Timeline:
     """One video track of subclips of the source, back to back (and, with `audio` and a
     source that has sound, an audio track of the same subclips).
 
     markers="clips": each marker on its subclip, in source time (OTIO, EDL);
     markers="timeline": on the timeline's stack, in timeline frames (FCP7 sequence markers).
-    `marker_metadata` is merged into each marker's metadata (an adapter's namespace).
     """
     source = plan.source
     fps = source.fps
@@ -76,27 +71,26 @@ def build_timeline(plan: Plan, *, markers: MarkerPlace = "clips", audio: bool = 
     timeline.tracks.append(track)
     url = file_url(source.path)
     for planned in plan.clips:
-        track.append(_clip(planned, url, available, tc0, fps, markers == "clips",
-                           marker_metadata))
+        track.append(_clip(planned, url, available, tc0, fps, markers == "clips"))
     if audio and source.has_audio:
         sound = otio.schema.Track(name="A1", kind=otio.schema.TrackKind.Audio)
         timeline.tracks.append(sound)
         for planned in plan.clips:
-            clip = _clip(planned, url, available, tc0, fps, False, None)
+            clip = _clip(planned, url, available, tc0, fps, False)
             clip.metadata[APP_NAMESPACE] = {"track": "A1"}  # its own clip, not the video's
             sound.append(clip)
     if markers == "timeline":
         for m in plan.markers:
-            timeline.tracks.markers.append(_marker(m, m.record_frame, fps, marker_metadata))
+            timeline.tracks.markers.append(_marker(m, m.record_frame, fps))
     return timeline
 
 
 def _clip(planned: PlannedClip, url: str, available: opentime.TimeRange, tc0: int, fps: float,
-          with_markers: bool, marker_metadata: dict | None) -> otio.schema.Clip:
+          with_markers: bool) -> otio.schema.Clip:
     reference = otio.schema.ExternalReference(target_url=url, available_range=available)
     clip = otio.schema.Clip(name=planned.name, media_reference=reference,
                             source_range=_range(tc0 + planned.source_in, planned.frames, fps))
     if with_markers:
         for m in planned.markers:
-            clip.markers.append(_marker(m, tc0 + m.source_frame, fps, marker_metadata))
+            clip.markers.append(_marker(m, tc0 + m.source_frame, fps))
     return clip
