@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -434,11 +435,18 @@ def saved_project(video: str, fingerprint: str | None = None) -> projfile.Projec
         log.info("no fingerprint for %s: %s", video, exc)
     candidates.append(Path(video).with_suffix(projfile.SUFFIX))
     for path in candidates:
-        if path.is_file():
-            try:
-                return projfile.load(path)
-            except Exception as exc:  # noqa: BLE001 - a damaged file is skipped, and said
-                log.warning("cannot read the saved project %s: %s", path, exc)
+        if not path.is_file():
+            continue
+        try:
+            project = projfile.load(path)
+        except Exception as exc:  # noqa: BLE001 - a damaged file is skipped, and said
+            log.warning("cannot read the saved project %s: %s", path, exc)
+            continue
+        try:  # a project beside the video may be about another file of the same name
+            if os.path.samefile(project.video, video):
+                return project
+        except OSError:
+            continue
     return None
 
 

@@ -16,7 +16,9 @@ Checks:
    model (works without the GUI);
 4. `marlin-desk export VIDEO --clip 1-3 --json` writes a clip with the bundled FFmpeg, and the
    frozen app probes that clip;
-5. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
+5. `marlin-desk handoff VIDEO --clip 1-3 --to T --json` for premiere, edl and otio (written
+   by OpenTimelineIO and its adapters: they are found inside the bundle) and fcpx;
+6. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
    model, analyses, searches and saves a screenshot: exit 0, `ok: true` in the JSON, a PNG that
    is neither empty nor blank;
 and in every command's output and in the app's log file: no "No module named", no "Traceback".
@@ -168,6 +170,21 @@ class Smoke:
             self.check(1.5 <= float(doc.get("duration") or 0) <= 2.5,
                        f"export: the clip lasts about 2 s ({doc.get('duration')})")
 
+    def handoff(self, video: Path) -> None:
+        folder = self.out / "handoff"
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        markers = {"edl": b"TITLE:", "fcpx": b"<spine>", "premiere": b"<xmeml",
+                   "otio": b"Timeline.1"}
+        for target, needle in markers.items():
+            rc, out, _ = self.run(f"handoff-{target}", "handoff", str(video), "--clip", "1-3",
+                                  "--to", target, "--out", str(folder), "--json", timeout=120)
+            doc = self.json_of(f"handoff-{target}", out) if rc == 0 else {}
+            path = Path(str(doc.get("path") or folder / "none"))
+            self.check(path.is_file() and needle in path.read_bytes(),
+                       f"handoff: {target} file written ({path.name})")
+
     def selftest(self) -> None:
         png = self.out / "selftest.png"
         if png.exists():
@@ -269,6 +286,7 @@ def main() -> int:
         smoke.probe(video)
         smoke.demo()
         smoke.export(video)
+        smoke.handoff(video)
         if not args.skip_selftest:
             smoke.selftest()
         smoke.app_log()

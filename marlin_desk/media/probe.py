@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 import statistics
 from dataclasses import dataclass
@@ -77,6 +78,12 @@ class VideoInfo:
     frame_count_exact: bool = False  # frame_count was counted or declared, not estimated
     container_start_time: float = 0.0  # the container's own start (FFmpeg's -ss origin), seconds
     truncated: bool = False  # the data ends before the header says; duration is what is there
+    # The stream's nominal rate as an exact fraction ("30000/1001"; "" when unknown): what NLE
+    # timelines are built on (fps above is measured and can be off by a rounding).
+    frame_rate: str = ""
+    # The start timecode the camera or the encoder recorded (the `timecode` tag of the video
+    # stream, the container or a tmcd data track), e.g. "01:00:00;00" (';' means drop-frame).
+    timecode: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +106,8 @@ class VideoInfo:
             "frame_count_exact": self.frame_count_exact,
             "container_start_time": round(self.container_start_time, 3),
             "truncated": self.truncated,
+            "frame_rate": self.frame_rate,
+            "timecode": self.timecode,
         }
 
 
@@ -264,6 +273,8 @@ def probe(path: str) -> VideoInfo:
             frame_count_exact=exact,
             container_start_time=(container.start_time or 0) / av.time_base,
             truncated=bool(truncated),
+            frame_rate=_nominal_rate(stream),
+            timecode=_timecode(container, stream),
         )
     finally:
         container.close()
@@ -329,6 +340,32 @@ def _origin(
     if stream.start_time is not None:
         return int(stream.start_time)
     return min(head.pts)
+
+
+def _nominal_rate(stream: av.video.stream.VideoStream) -> str:
+    """The stream's declared rate as "num/den" (guessed_rate: r_frame_rate, the rate of the
+    frame grid; then the average), "" when the header has none that is plausible."""
+    for rate in (stream.guessed_rate, stream.average_rate, stream.base_rate):
+        if rate and 0 < rate < 10_000:
+            return f"{rate.numerator}/{rate.denominator}"
+    return ""
+
+
+_TIMECODE = re.compile(r"\d{1,2}[:;.]\d\d[:;.]\d\d[:;.,]\d\d")
+
+
+def _timecode(
+    container: av.container.InputContainer, stream: av.video.stream.VideoStream
+) -> str | None:
+    """The recorded start timecode: the video stream's `timecode` tag (mov/mp4 put the tmcd
+    track's value there), else the container's (mkv, mxf), else a data stream's."""
+    tagged = [stream.metadata or {}, container.metadata or {}]
+    tagged += [s.metadata or {} for s in container.streams if s.type == "data"]
+    for tags in tagged:
+        for key, value in tags.items():
+            if key.lower() == "timecode" and _TIMECODE.fullmatch(str(value).strip()):
+                return str(value).strip()
+    return None
 
 
 def _typical_interval(sorted_pts: list[int]) -> int:

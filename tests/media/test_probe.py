@@ -35,6 +35,8 @@ def test_cfr_mp4_every_field(video: MakeVideo) -> None:
         frame_count_exact=True,
         container_start_time=pytest.approx(info.container_start_time),
         truncated=False,
+        frame_rate="30/1",
+        timecode=None,
     )
     # AAC priming starts the audio a little before the video: the container starts earlier,
     # our video time does not.
@@ -54,6 +56,7 @@ def test_ntsc_rate_and_no_audio(video: MakeVideo) -> None:
     assert info.duration == pytest.approx(frames * 1001 / 30000, abs=1e-6)
     assert not info.has_audio and info.audio_codec is None
     assert not info.is_vfr
+    assert info.frame_rate == "30000/1001"  # exact, where fps is measured
 
 
 @pytest.mark.parametrize("suffix", [".mp4", ".mkv", ".ts"])
@@ -132,3 +135,21 @@ def test_real_files(data_dir) -> None:  # type: ignore[no-untyped-def]
     assert (bikes.width, bikes.height, bikes.frame_count) == (640, 272, 250)
     assert bikes.duration == pytest.approx(10.0) and not bikes.has_audio
     assert bikes.pixel_format == "yuv420p" and bikes.sample_aspect_ratio == 1.0
+
+
+@pytest.mark.parametrize(("suffix", "timecode"), [(".mp4", "01:00:00;00"), (".mov", "10:00:00:00"),
+                                                  (".mkv", "23:59:59:24")])
+def test_start_timecode_tag(tmp_path, suffix: str, timecode: str) -> None:
+    """FFmpeg's `-timecode` lands in a tmcd track (mp4/mov: also the video stream's tag) or in
+    the container's tags (mkv): probe finds it in each."""
+    import subprocess
+
+    rate = "30000/1001" if ";" in timecode else "25"
+    path = tmp_path / f"tc{suffix}"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i",
+                    f"testsrc2=size=32x32:rate={rate}:duration=0.4", "-timecode", timecode,
+                    "-c:v", "libx264", "-preset", "ultrafast", str(path)], check=True)
+    info = probe(str(path))
+    assert info.timecode == timecode
+    assert info.frame_rate == ("30000/1001" if ";" in timecode else "25/1")
+    assert info.to_json()["timecode"] == timecode
