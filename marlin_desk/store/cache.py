@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from marlin_desk.core.errors import MarlinError
 from marlin_desk.core.timeline import Analysis, Span, WindowResult
 from marlin_desk.paths import cache_dir
-from marlin_desk.store import sql
+from marlin_desk.store import search_index, sql
 from marlin_desk.store.fingerprint import CacheKey, fingerprint
 
 log = logging.getLogger(__name__)
@@ -177,6 +177,7 @@ class AnalysisCache:
             with _write(conn):
                 conn.execute(sql.UPSERT_ANALYSIS, params)
                 conn.execute(sql.UPSERT_WINDOW, (params["key"], window.index, result, time.time()))
+                search_index.index_windows(conn, params["key"], key.fingerprint, [window])
 
         self._run(op)
 
@@ -206,6 +207,8 @@ class AnalysisCache:
             with _write(conn):
                 conn.execute(sql.ENSURE_ANALYSIS, params)
                 conn.executemany(sql.UPSERT_WINDOW, windows)
+                search_index.index_windows(conn, params["key"], key.fingerprint,
+                                           analysis.windows)
                 conn.execute(sql.MARK_COMPLETE, (doc, params["now"], params["now"],
                                                  len(analysis.windows), params["key"]))
 
@@ -279,6 +282,19 @@ class AnalysisCache:
         if removed:
             self._compact()
         return removed
+
+    def read(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `op` on this thread's connection (for the library's own queries)."""
+        return self._run(op)
+
+    def write(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `op` in one committed write transaction (for the library's own writes)."""
+
+        def in_transaction(conn: sqlite3.Connection) -> T:
+            with _write(conn):
+                return op(conn)
+
+        return self._run(in_transaction)
 
     def close(self) -> None:
         """Close every thread's connection. Call when no other thread is using the cache; a
@@ -373,6 +389,7 @@ class AnalysisCache:
             conn.execute("PRAGMA journal_mode = WAL")
             _migrate(conn)
             _check_columns(conn)
+            _ensure_search_index(conn)
         except BaseException:
             _close_quietly(conn)
             raise
@@ -483,9 +500,23 @@ def _check_columns(conn: sqlite3.Connection) -> None:
             raise _Unusable(f"lacks {table} columns {sorted(expected - have)}")
 
 
+def _ensure_search_index(conn: sqlite3.Connection) -> None:
+    """A missing or stale search index is rebuilt at open; failing that, the cache still opens
+    (searching retries the rebuild), since the index is derived and the analyses are not."""
+    try:
+        search_index.ensure(conn)
+    except sqlite3.Error as exc:
+        if _is_busy(exc):
+            raise
+        log.warning("search index could not be rebuilt at open: %s", exc)
+
+
 def _delete(conn: sqlite3.Connection, statement: str, params: tuple[Any, ...]) -> int:
     with _write(conn):
-        return conn.execute(statement, params).rowcount
+        removed = conn.execute(statement, params).rowcount
+        if removed:
+            search_index.prune(conn)
+        return removed
 
 
 def _entry(row: Sequence[Any]) -> CacheEntry:
