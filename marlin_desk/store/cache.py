@@ -173,13 +173,13 @@ class AnalysisCache:
         params = self._analysis_params(key, total_windows, video_path)
         result = _dumps(window.to_json())
 
-        def op(conn: sqlite3.Connection) -> None:
+        def op(conn: sqlite3.Connection, index: bool) -> None:
             with _write(conn):
                 conn.execute(sql.UPSERT_ANALYSIS, params)
                 conn.execute(sql.UPSERT_WINDOW, (params["key"], window.index, result, time.time()))
-                search_index.index_windows(conn, params["key"], key.fingerprint, [window])
+                _index(conn, index, params["key"], key.fingerprint, [window])
 
-        self._run(op)
+        self._run_indexed(op)
 
     def windows_done(self, key: CacheKey) -> dict[int, WindowResult]:
         """The windows already stored, by index: what a resumed analysis can skip."""
@@ -203,16 +203,15 @@ class AnalysisCache:
         windows = [(params["key"], w.index, _dumps(w.to_json()), params["now"])
                    for w in analysis.windows]
 
-        def op(conn: sqlite3.Connection) -> None:
+        def op(conn: sqlite3.Connection, index: bool) -> None:
             with _write(conn):
                 conn.execute(sql.ENSURE_ANALYSIS, params)
                 conn.executemany(sql.UPSERT_WINDOW, windows)
-                search_index.index_windows(conn, params["key"], key.fingerprint,
-                                           analysis.windows)
+                _index(conn, index, params["key"], key.fingerprint, analysis.windows)
                 conn.execute(sql.MARK_COMPLETE, (doc, params["now"], params["now"],
                                                  len(analysis.windows), params["key"]))
 
-        self._run(op)
+        self._run_indexed(op)
 
     def get_analysis(self, key: CacheKey) -> Analysis | None:
         """The merged analysis if it is complete; None for a partial or absent one."""
@@ -271,14 +270,16 @@ class AnalysisCache:
 
     def discard(self, key: CacheKey) -> bool:
         """Forget one analysis (to redo it from scratch); True if there was one."""
-        return self._run(lambda c: _delete(c, sql.DELETE_ANALYSIS, (key.digest(),))) > 0
+        return self._run_indexed(lambda c, index: _delete(c, sql.DELETE_ANALYSIS,
+                                                          (key.digest(),), index)) > 0
 
     def clear(self, fingerprint: str | None = None) -> int:
         """Remove every analysis, or those of one file; returns how many. Frees the disk space."""
         if fingerprint is None:
-            removed = self._run(lambda c: _delete(c, sql.DELETE_ALL, ()))
+            removed = self._run_indexed(lambda c, index: _delete(c, sql.DELETE_ALL, (), index))
         else:
-            removed = self._run(lambda c: _delete(c, sql.DELETE_FINGERPRINT, (fingerprint,)))
+            removed = self._run_indexed(lambda c, index: _delete(c, sql.DELETE_FINGERPRINT,
+                                                                 (fingerprint,), index))
         if removed:
             self._compact()
         return removed
@@ -361,6 +362,22 @@ class AnalysisCache:
                 raise
             self._recover_running(generation, f"became unreadable ({exc})")
         return op(self._conn())
+
+    def _run_indexed(self, op: Callable[[sqlite3.Connection, bool], T]) -> T:
+        """A write that also updates the search index: `op(conn, True)`. If that fails, the
+        index may be what is damaged (or missing), so the write is done again without it,
+        `op(conn, False)`, which marks the index stale; only a failure then is the cache's."""
+
+        def attempt(conn: sqlite3.Connection) -> T:
+            try:
+                return op(conn, True)
+            except sqlite3.DatabaseError as exc:
+                if _is_busy(exc):
+                    raise
+                log.warning("search index not updated (it will be rebuilt): %s", exc)
+            return op(conn, False)
+
+        return self._run(attempt)
 
     # ---- opening, checking, migrating, recovering ---------------------------------------------
 
@@ -511,11 +528,20 @@ def _ensure_search_index(conn: sqlite3.Connection) -> None:
         log.warning("search index could not be rebuilt at open: %s", exc)
 
 
-def _delete(conn: sqlite3.Connection, statement: str, params: tuple[Any, ...]) -> int:
+def _index(conn: sqlite3.Connection, index: bool, key: str, fp: str,
+           windows: Sequence[WindowResult]) -> None:
+    if index:
+        search_index.index_windows(conn, key, fp, windows)
+    else:
+        search_index.mark_stale(conn)
+
+
+def _delete(conn: sqlite3.Connection, statement: str, params: tuple[Any, ...],
+            index: bool) -> int:
     with _write(conn):
         removed = conn.execute(statement, params).rowcount
         if removed:
-            search_index.prune(conn)
+            (search_index.prune if index else search_index.mark_stale)(conn)
         return removed
 
 

@@ -6,11 +6,12 @@ Decisions, and why:
   stemming over unicode61, BM25 ranking) holding the text under the same rowid. Everything here
   can be thrown away and rebuilt from `windows`; nothing else is ever lost with it.
 - Updated in the transaction that stores the window (AnalysisCache.put_window and complete call
-  `index_windows`), so the index never lags the cache. That update runs in a savepoint: if the
-  index is missing or damaged, the window is still stored, the index is marked stale, and the
-  next open or search rebuilds it. The cache's own recovery (moving the whole file aside) must
-  never be triggered by the index: SQLite reports a damaged FTS5 table as SQLITE_CORRUPT, the
-  very code that means "the file is damaged" to the cache, so index errors are caught here.
+  `index_windows`), so the index never lags the cache. If the index is missing or damaged,
+  the cache redoes the write without it and marks the index stale; the next open or search
+  rebuilds it. The cache's own recovery (moving the whole file aside) must never be triggered
+  by the index: SQLite reports a damaged FTS5 table as SQLITE_CORRUPT, the very code that
+  means "the file is damaged" to the cache, and it may abort the whole transaction (so a
+  savepoint cannot contain it): only a write that fails again without the index is damage.
 - `ensure` (run at every open) checks cheaply: the tables exist, the stale flag is not set, the
   row counts of the two tables agree. A damaged index that passes those checks is found by the
   first query that reads it (`search` rebuilds and retries once) or by `library reindex`.
@@ -21,8 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,20 +76,6 @@ def window_rows(doc: dict[str, Any]) -> list[tuple[str, float, float, str]]:
     return rows
 
 
-@contextmanager
-def _savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
-    """Index work inside the caller's transaction that can fail alone: on any SQLite error the
-    index's part is undone (the caller's writes stay) and IndexBroken is raised."""
-    conn.execute(f"SAVEPOINT {name}")
-    try:
-        yield
-    except (sqlite3.Error, ValueError, KeyError, TypeError) as exc:
-        conn.execute(f"ROLLBACK TO {name}")
-        conn.execute(f"RELEASE {name}")
-        raise IndexBroken(str(exc)) from exc
-    conn.execute(f"RELEASE {name}")
-
-
 def _insert(conn: sqlite3.Connection, key: str, fingerprint: str, idx: int,
             doc: dict[str, Any]) -> None:
     for kind, start, end, text in window_rows(doc):
@@ -99,36 +85,24 @@ def _insert(conn: sqlite3.Connection, key: str, fingerprint: str, idx: int,
 
 def index_windows(conn: sqlite3.Connection, key: str, fingerprint: str,
                   windows: Iterable[WindowResult]) -> None:
-    """(Re)index these windows of one analysis, inside the caller's write transaction. Never
-    raises for the index's sake: a failure marks the index stale (rebuilt at the next open or
-    search) and the caller's writes go on."""
-    try:
-        with _savepoint(conn, "search_index"):
-            for window in windows:
-                conn.execute(sql.UNINDEX_WINDOW_TEXT, (key, window.index))
-                conn.execute(sql.UNINDEX_WINDOW_ROWS, (key, window.index))
-                _insert(conn, key, fingerprint, window.index, window.to_json())
-    except IndexBroken as exc:
-        log.warning("search index not updated (it will be rebuilt): %s", exc)
-        mark_stale(conn)
+    """(Re)index these windows of one analysis, inside the caller's write transaction. SQLite
+    errors propagate: the caller (AnalysisCache) then redoes its write without the index and
+    calls mark_stale, since a damaged FTS5 table can abort the whole transaction."""
+    for window in windows:
+        conn.execute(sql.UNINDEX_WINDOW_TEXT, (key, window.index))
+        conn.execute(sql.UNINDEX_WINDOW_ROWS, (key, window.index))
+        _insert(conn, key, fingerprint, window.index, window.to_json())
 
 
 def prune(conn: sqlite3.Connection) -> None:
     """Drop the text of rows whose analysis was deleted (inside the caller's transaction)."""
-    try:
-        with _savepoint(conn, "search_prune"):
-            conn.execute(sql.PRUNE_SEARCH_TEXT)
-    except IndexBroken as exc:
-        log.warning("search index not pruned (it will be rebuilt): %s", exc)
-        mark_stale(conn)
+    conn.execute(sql.PRUNE_SEARCH_TEXT)
 
 
 def mark_stale(conn: sqlite3.Connection) -> None:
-    try:
-        conn.execute(sql.CREATE_SEARCH_STATE)
-        conn.execute(sql.SEARCH_STATE_SET, (STALE, "1"))
-    except sqlite3.Error as exc:  # the next open's count check still finds it
-        log.warning("search index: stale flag not written: %s", exc)
+    """The index missed a write: the next open or search rebuilds it."""
+    conn.execute(sql.CREATE_SEARCH_STATE)
+    conn.execute(sql.SEARCH_STATE_SET, (STALE, "1"))
 
 
 def create_and_fill(conn: sqlite3.Connection) -> int:
@@ -142,13 +116,11 @@ def create_and_fill(conn: sqlite3.Connection) -> int:
     for key, fp, idx, text in conn.execute(sql.SELECT_ALL_WINDOWS).fetchall():
         try:
             doc = json.loads(text)
-            rows = window_rows(doc)
+            window_rows(doc)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             log.info("search index: window %d of %s not indexed: %s", idx, key[:12], exc)
             continue
-        for kind, start, end, body in rows:
-            cur = conn.execute(sql.INSERT_SEARCH_ROW, (key, fp, idx, kind, start, end))
-            conn.execute(sql.INSERT_SEARCH_TEXT, (cur.lastrowid, body))
+        _insert(conn, key, fp, idx, doc)
         done += 1
     conn.execute(sql.SEARCH_STATE_SET, (STALE, "0"))
     return done
