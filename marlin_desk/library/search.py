@@ -6,9 +6,11 @@ scenes of every library video by BM25; no model, milliseconds for hundreds of ho
 (the same event seen by two analyses of one file, an event cut in two by a window boundary)
 and a window's scene hit beside a better event hit in it are folded into the best one.
 
-Stage two ("model", `refine=K` or a model given): Marlin's own find runs in the windows of the
-best K online candidates only (each from its reused prefill; workflows.find_in_windows), which
-gives the span the model sees and its score. Ordering: a refined hit that holds more of the
+Stage two ("model", `refine=K` or a model given): Marlin's own find runs in K windows only: the
+windows of the best online candidates, in rank order (each from its reused prefill;
+workflows.find_in_windows). Each gives one hit: the model's span and score, with the text of
+the candidate that span overlaps; candidates of that window it does not touch stay stage-one
+hits. Ordering: a refined hit that holds more of the
 query's words stays ahead of one that holds fewer (the text decides what matches), and among
 equals the model's score decides; the hits not refined follow in stage-one order. Every hit
 says which stage produced it.
@@ -132,31 +134,13 @@ def _answer_for(spans: list[Span], window: Window) -> Span | None:
                default=None)
 
 
-def _refine_video(bench: Workbench, query: str, todo: list[Candidate],
-                  should_stop: Callable[[], bool] | None) -> tuple[dict[int, Span], int]:
-    """Model answers for these candidates of one video, by candidate row; windows run."""
-    plan = plan_windows(bench.info.duration, bench.settings.window, bench.settings.overlap,
-                        max_window=bench.settings.budget.max_window_seconds)
-    chosen = {c.row: _best_window(plan, c) for c in todo}
-    indices = {w.index for w in chosen.values() if w is not None}
-    if not indices:
-        return {}, 0
-    result = find_in_windows(bench, query, indices, should_stop=should_stop)
-    answers: dict[int, Span] = {}
-    for row, window in chosen.items():
-        span = _answer_for(result.spans, window) if window is not None else None
-        if span is not None:
-            answers[row] = span
-    return answers, len(indices)
-
-
 def search_library(query: str, *, top: int = DEFAULT_TOP, refine: int | None = None,
                    settings: JobSettings | None = None, engine: Any = None,
                    cache: AnalysisCache | None = None,
                    should_stop: Callable[[], bool] | None = None,
                    on_note: Callable[[str], None] | None = None) -> SearchResult:
     """Search every library video for `query`: stage one always; stage two in the best
-    `refine` candidates' windows when refine > 0, or (refine None) in the best `top` when a
+    `refine` windows when refine > 0, or (refine None) in the best `top` windows when a
     model is given (`settings` names it; `engine`: one already loaded, as the app keeps).
     Any text is a valid query (none of it is FTS syntax); a query without a word finds
     nothing.
@@ -173,60 +157,105 @@ def search_library(query: str, *, top: int = DEFAULT_TOP, refine: int | None = N
         raise BadInput("the refine stage needs a model: pass its settings")
     store = LibraryStore(cache if cache is not None else AnalysisCache())
     started = time.perf_counter()
-    candidates = stage_one(store, query, max(top, k))
+    candidates = stage_one(store, query, max(top, 4 * k))  # K windows may need more
     result = SearchResult(query, [], (time.perf_counter() - started) * 1000)
     if not k or not candidates:
         result.hits = [_hit(c) for c in candidates[:top]]
         return result
+    assert settings is not None
     started = time.perf_counter()
-    refined, notes = _stage_two(store, query, candidates[:k], settings, engine, should_stop,
-                                on_note, result)
+    refined, used = _stage_two(store, query, candidates, k, settings, engine, should_stop,
+                               on_note, result)
     result.refine_s = time.perf_counter() - started
-    result.notes.extend(notes)
-    done = {row for row, _ in refined}
-    rest = [_hit(c) for c in candidates if c.row not in done]
-    result.hits = ([h for _, h in sorted(refined, key=lambda rh: (-rh[1].words_matched,
-                                                                  -rh[1].score))] + rest)[:top]
+    refined.sort(key=lambda h: (-h.words_matched, -h.score))
+    result.hits = (refined + [_hit(c) for c in candidates if c.row not in used])[:top]
     return result
 
 
-def _stage_two(store: LibraryStore, query: str, candidates: list[Candidate],
-               settings: JobSettings, engine: Any,
-               should_stop: Callable[[], bool] | None, on_note: Callable[[str], None] | None,
-               result: SearchResult) -> tuple[list[tuple[int, LibraryHit]], list[str]]:
-    words = store.coverage(query, [c.row for c in candidates])
-    notes: list[str] = []
-    by_video: dict[str, list[Candidate]] = {}
+@dataclass
+class _Video:
+    """One video of the refine stage: its workbench, its refine plan, and the candidates picked
+    in each of its windows (rank order)."""
+
+    bench: Workbench
+    plan: list[Window]
+    picks: dict[int, list[Candidate]] = field(default_factory=dict)
+
+
+def _open(c: Candidate, settings: JobSettings, cache: AnalysisCache,
+          notes: list[str]) -> _Video | None:
+    try:
+        bench = open_video(c.path, settings, cache=cache)
+    except ModelUnavailable:
+        raise
+    except MarlinError as exc:
+        notes.append(f"not refined: {c.path}: {exc}")
+        return None
+    if bench.key.fingerprint != c.fingerprint:
+        notes.append(f"not refined: {c.path} changed since it was scanned (library scan)")
+        return None
+    plan = plan_windows(bench.info.duration, bench.settings.window, bench.settings.overlap,
+                        max_window=bench.settings.budget.max_window_seconds)
+    return _Video(bench, plan)
+
+
+def _pick(candidates: list[Candidate], k: int, settings: JobSettings, cache: AnalysisCache,
+          notes: list[str]) -> dict[str, _Video]:
+    """The best K windows, in the candidates' rank order; later candidates that fall in a
+    window already picked join it."""
+    videos: dict[str, _Video | None] = {}
+    taken = 0
     for c in candidates:
-        if c.online:
-            by_video.setdefault(c.fingerprint, []).append(c)
-        elif f"offline: {c.path}" not in notes:
-            notes.append(f"offline: {c.path} (its index hits are shown, not refined)")
-    refined: list[tuple[int, LibraryHit]] = []
-    for todo in by_video.values():
-        path = todo[0].path
+        if not c.online:
+            note = f"offline: {c.path} (its index hits are shown, not refined)"
+            if note not in notes:
+                notes.append(note)
+            continue
+        if c.fingerprint not in videos:
+            if taken >= k:
+                continue
+            videos[c.fingerprint] = _open(c, settings, cache, notes)
+        video = videos[c.fingerprint]
+        window = _best_window(video.plan, c) if video is not None else None
+        if video is None or window is None or (window.index not in video.picks and taken >= k):
+            continue
+        taken += window.index not in video.picks
+        video.picks.setdefault(window.index, []).append(c)
+    return {fp: v for fp, v in videos.items() if v is not None and v.picks}
+
+
+def _stage_two(store: LibraryStore, query: str, candidates: list[Candidate], k: int,
+               settings: JobSettings, engine: Any, should_stop: Callable[[], bool] | None,
+               on_note: Callable[[str], None] | None, result: SearchResult,
+               ) -> tuple[list[LibraryHit], set[int]]:
+    """Marlin's find in the best K windows: one hit per window, carrying the text of the
+    candidate its span overlaps (the best-ranked one when none does). Returns the hits and
+    the candidate rows they stand for (candidates in a refined window that the model's span
+    does not touch stay stage-one hits)."""
+    words = store.coverage(query, [c.row for c in candidates])
+    videos = _pick(candidates, k, settings, store.cache, result.notes)
+    hits: list[LibraryHit] = []
+    used: set[int] = set()
+    for video in videos.values():
+        bench = video.bench
         if on_note:
-            on_note(f"refining {len(todo)} hit(s) in {path}")
+            on_note(f"refining {len(video.picks)} window(s) of {bench.video}")
+        bench.engine = bench.engine or engine  # one model for every video
         try:
-            bench = open_video(path, settings, cache=store.cache, engine=engine)
-        except ModelUnavailable:
-            raise
-        except MarlinError as exc:
-            notes.append(f"not refined: {path}: {exc}")
-            continue
-        if bench.key.fingerprint != todo[0].fingerprint:
-            notes.append(f"not refined: {path} changed since it was scanned (run library scan)")
-            continue
-        try:
-            answers, windows = _refine_video(bench, query, todo, should_stop)
+            answer = find_in_windows(bench, query, set(video.picks), should_stop=should_stop)
         finally:
-            engine = bench.engine or engine  # one model for every video
+            engine = bench.engine
             bench.close()
-        result.refined_windows += windows
-        for c in todo:
-            span = answers.get(c.row)
-            if span is not None and span.score is not None:
-                refined.append((c.row, LibraryHit(
-                    c.path, c.fingerprint, span.start, span.end, c.text, span.score, MODEL,
-                    c.online, c.kind, c.score, words.get(c.row, 0), span.low_confidence)))
-    return refined, notes
+        result.refined_windows += len(video.picks)
+        for idx, picked in video.picks.items():
+            window = next(w for w in video.plan if w.index == idx)
+            span = _answer_for(answer.spans, window)
+            if span is None or span.score is None:
+                continue
+            touching = [c for c in picked if _overlap(c.start, c.end, span.start, span.end) > 0]
+            c = (touching or picked)[0]
+            used.update(x.row for x in touching or [c])
+            hits.append(LibraryHit(c.path, c.fingerprint, span.start, span.end, c.text,
+                                   span.score, MODEL, c.online, c.kind, c.score,
+                                   words.get(c.row, 0), span.low_confidence))
+    return hits, used
