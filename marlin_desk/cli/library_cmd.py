@@ -41,6 +41,7 @@ def register(subparsers: Any) -> None:
         "remove", help="take folders, files or single videos out of the library (their "
                        "analyses stay in the cache)")
     p_remove.add_argument("paths", nargs="+", metavar="PATH")
+    p_remove.add_argument("--json", action="store_true", help="print one JSON document")
     p_remove.set_defaults(func=run_remove)
 
     p_reindex = actions.add_parser("reindex", help="rebuild the full-text search index")
@@ -120,6 +121,9 @@ def run_remove(args: argparse.Namespace) -> int:
 
     with _cache() as cache:
         removed = remove(args.paths, cache)
+    if args.json:
+        emit_json({"removed": removed})
+        return 0
     print(f"removed {removed} video{'s' if removed != 1 else ''} from the library (analyses "
           "kept in the cache)")
     return 0
