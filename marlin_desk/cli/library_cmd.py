@@ -74,7 +74,7 @@ def _report_scan(report: Any, as_json: bool) -> int:
         emit_json(report.to_json())
         return 0
     c = report.counts
-    print(f"{c.online} videos online: {c.new} new, {c.moved} moved, {c.back} back online, "
+    print(f"{c.online} video{'s' if c.online != 1 else ''} online: {c.new} new, {c.moved} moved, {c.back} back online, "
           f"{c.offline} gone offline ({report.hashed} hashed, {report.seconds:.2f} s)")
     for root in report.missing_roots:
         progress(f"missing: {root} (its videos are offline)")

@@ -14,7 +14,7 @@ import pytest
 from marlin_desk.library import scan
 from marlin_desk.library.search import INDEX, MODEL, search_library
 from marlin_desk.store import AnalysisCache
-from marlin_desk.workflows import JobSettings, analyze, open_video
+from marlin_desk.workflows import JobSettings, analyze, find, find_in_windows, open_video
 from tests.videos import make_video
 from training.data import COLOURS
 
@@ -129,3 +129,16 @@ def test_a_deleted_file_is_offline_and_keeps_its_analysis(
     city = [h for h in hits.hits if name(h) == "city.mp4"]
     assert city and not city[0].online and city[0].stage == INDEX  # shown, not refined
     assert any("offline" in note for note in hits.notes)
+
+
+def test_refine_takes_a_cached_whole_video_answer_without_the_model(
+        library: tuple[AnalysisCache, Path]) -> None:
+    cache, folder = library
+    bench = open_video(str(folder / "beach.mp4"), SETTINGS, cache=cache)
+    (whole,) = find(bench, ["the blue screen"])
+    bench.close()
+    fresh = open_video(str(folder / "beach.mp4"), SETTINGS, cache=cache)
+    part = find_in_windows(fresh, "the blue screen", {0})
+    assert fresh.engine is None and fresh.session is None  # no model loaded
+    assert part.spans and [s.to_json() for s in part.spans] == [
+        s.to_json() for s in whole.spans if s.window == 0]
