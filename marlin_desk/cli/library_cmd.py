@@ -74,8 +74,9 @@ def _report_scan(report: Any, as_json: bool) -> int:
         emit_json(report.to_json())
         return 0
     c = report.counts
-    print(f"{c.online} video{'s' if c.online != 1 else ''} online: {c.new} new, {c.moved} moved, {c.back} back online, "
-          f"{c.offline} gone offline ({report.hashed} hashed, {report.seconds:.2f} s)")
+    print(f"{c.online} video{'s' if c.online != 1 else ''} online: {c.new} new, {c.moved} "
+          f"moved, {c.back} back online, {c.offline} gone offline ({report.hashed} hashed, "
+          f"{report.seconds:.2f} s)")
     for root in report.missing_roots:
         progress(f"missing: {root} (its videos are offline)")
     for line in report.unreadable:

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from marlin_desk.core.timeline import WindowResult, round_time
+from marlin_desk.core.timeline import WindowResult
 from marlin_desk.store import sql
 from marlin_desk.store.fts_query import match_expression, quoted, words
 
@@ -55,11 +55,6 @@ class Candidate:
     score: float  # BM25, higher is better (SQLite's bm25() negated)
     path: str  # where the video was last seen
     online: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "fingerprint": self.fingerprint, "start": round_time(self.start),
-                "end": round_time(self.end), "text": self.text, "kind": self.kind,
-                "score": round(self.score, 4), "window": self.window, "online": self.online}
 
 
 def window_rows(doc: dict[str, Any]) -> list[tuple[str, float, float, str]]:
