@@ -44,6 +44,8 @@ def texts(cache: AnalysisCache, query: str) -> list[str]:
     ("opening", "a man opens the door"),
     ("blu", "a blue screen"),  # the last word as a prefix
     ("walk", "a woman walks in"),
+    ("wo", "a woman walks in"),  # a short query: two letters
+    ("in", "a woman walks in"),  # only a function word: searched all the same
 ])
 def test_stemming_and_prefix_find_other_forms_of_a_word(library: AnalysisCache, query: str,
                                                         found: str) -> None:
