@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -408,6 +408,26 @@ def open_cached(video: str, cache: AnalysisCache | None = None, *,
     except Exception as exc:  # noqa: BLE001 - the cache is an optimisation
         log.info("cache look-up failed for %s: %s", video, exc)
     return opened
+
+
+def find_in_windows(bench: Workbench, query: str, windows: Collection[int], *,
+                    should_stop: Callable[[], bool] | None = None) -> Any:
+    """Marlin's find for one query in these windows only (the library search's refine stage),
+    each from its reused prefill. A whole-video answer already cached is used instead of the
+    model; a partial answer is not cached (it would look whole to `find`)."""
+    from marlin_desk.engine import pipeline
+    from marlin_desk.engine.pipeline import QueryResult
+
+    wanted = set(windows)
+    hit = bench.cache.get_find(bench.key, query) if bench.cache is not None else None
+    if hit is not None:
+        return QueryResult(query, [s for s in hit.spans if s.window in wanted], 0.0,
+                           [w for w in (hit.extra or {}).get("windows", [])
+                            if w.get("window") in wanted])
+    session = bench.ensure_session()
+    return pipeline.find(session, [query], bench.settings.window, bench.settings.overlap,
+                         should_stop=should_stop, concurrency=session.max_concurrency,
+                         only=wanted)[0]
 
 
 def cached_analysis(video: str) -> Analysis | None:

@@ -16,18 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from marlin_desk.core.errors import BadInput
+from marlin_desk.core.media_types import VIDEO_EXTENSIONS, is_hidden_name, is_video_name
 
 log = logging.getLogger(__name__)
-
-VIDEO_EXTENSIONS = frozenset({
-    ".mp4", ".m4v", ".mov", ".qt", ".mkv", ".webm", ".avi", ".wmv", ".asf", ".flv", ".mpg",
-    ".mpeg", ".m2v", ".mts", ".m2ts", ".ts", ".mxf", ".3gp", ".3g2", ".ogv", ".dv", ".vob",
-    ".hevc", ".h264", ".264", ".y4m",
-})
-
-
-def is_video_name(path: str | os.PathLike[str]) -> bool:
-    return Path(path).suffix.lower() in VIDEO_EXTENSIONS
 
 
 def _natural_key(text: str) -> tuple[list[Any], str]:
@@ -44,7 +35,7 @@ def scan_folder(folder: str | os.PathLike[str], recursive: bool = True) -> list[
         dirs[:] = sorted((d for d in dirs if not d.startswith(".")), key=_natural_key) \
             if recursive else []
         for name in sorted(files, key=_natural_key):
-            if not name.startswith(".") and is_video_name(name):
+            if not is_hidden_name(name) and is_video_name(name):
                 found.append(os.path.join(root, name))
     return found
 

@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "marlin_desk.cli.cache_cmd",
     "marlin_desk.cli.gui_cmds",
     "marlin_desk.cli.batch_cmd",
+    "marlin_desk.cli.library_cmd",
     "marlin_desk.cli.serve_cmd",
     "marlin_desk.cli.handoff_cmd",
 ]

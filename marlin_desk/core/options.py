@@ -5,8 +5,6 @@ Preferences dialog's lists are built from these names, so they cannot drift apar
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from marlin_desk.core.budget import TRAINING_BUDGET
 
 # How the model runs: auto picks GPTQ 4-bit on CUDA, then bitsandbytes NF4, then 16-bit, then
@@ -32,19 +30,4 @@ DEFAULT_VIDEOS_AT_ONCE = 1
 THEMES = ("dark", "light")
 DEFAULT_THEME = "dark"
 
-# Files taken as videos when a folder is scanned, and offered by the app's Open dialog.
-VIDEO_EXTENSIONS = (
-    ".mp4", ".m4v", ".mov", ".qt", ".mkv", ".webm", ".avi", ".wmv", ".asf", ".flv", ".mpg",
-    ".mpeg", ".m2v", ".mts", ".m2ts", ".ts", ".mxf", ".3gp", ".3g2", ".ogv", ".dv", ".vob",
-    ".hevc", ".h264", ".264", ".y4m",
-)
-
-
-def is_video_path(path: str | Path) -> bool:
-    return Path(path).suffix.lower() in VIDEO_EXTENSIONS
-
-
-def video_name_filter() -> str:
-    """The Open dialog's filter line ("Videos (*.mp4 ...);;All files (*)")."""
-    patterns = " ".join(f"*{ext}" for ext in VIDEO_EXTENSIONS)
-    return f"Videos ({patterns});;All files (*)"
+# Which files are videos (folder scans, the Open dialog): core.media_types, one list.

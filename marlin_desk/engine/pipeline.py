@@ -11,7 +11,7 @@ it; callbacks are always called from the caller's thread.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -145,11 +145,15 @@ def analyze(session: VideoSession, window: float = 120.0, overlap: float = 0.0, 
 
 def find(session: VideoSession, queries: list[str], window: float = 120.0, overlap: float = 0.0,
          *, top: int | None = None, on_progress: Callable[[Progress], None] | None = None,
-         should_stop: ShouldStop | None = None, concurrency: int = 1) -> list[QueryResult]:
+         should_stop: ShouldStop | None = None, concurrency: int = 1,
+         only: Collection[int] | None = None) -> list[QueryResult]:
     """Run every query in every window from the window's reused prefill; rank by the model's own
     confidence. Windows are the outer loop so that each prefill is computed once for all
-    queries even when not every window fits in memory."""
+    queries even when not every window fits in memory. `only`: these window indices alone
+    (the library search's refine stage)."""
     plan = windows_for(session, window, overlap)
+    if only is not None:
+        plan = [w for w in plan if w.index in only]
     per_query: dict[str, list[Span]] = {q: [] for q in queries}
     raw: dict[str, list[dict[str, Any]]] = {q: [] for q in queries}
     seconds: dict[str, float] = dict.fromkeys(queries, 0.0)

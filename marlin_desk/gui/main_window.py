@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.core import project as projfile
-from marlin_desk.core.options import video_name_filter
+from marlin_desk.core.media_types import dialog_filter
 from marlin_desk.core.project import Clip, Project
 from marlin_desk.gui.actions import MENUS, ActionSpec
 from marlin_desk.gui.controllers.dialogs import Dialogs
@@ -257,7 +257,7 @@ class MainWindow(QMainWindow):
     # -- opening ---------------------------------------------------------------------------------
     @Slot()
     def choose_video(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open video", "", video_name_filter())
+        path, _ = QFileDialog.getOpenFileName(self, "Open video", "", dialog_filter())
         if path:
             self.open_video(path)
 

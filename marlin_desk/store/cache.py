@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from marlin_desk.core.errors import MarlinError
 from marlin_desk.core.timeline import Analysis, Span, WindowResult
 from marlin_desk.paths import cache_dir
-from marlin_desk.store import sql
+from marlin_desk.store import search_index, sql
 from marlin_desk.store.fingerprint import CacheKey, fingerprint
 
 log = logging.getLogger(__name__)
@@ -173,12 +173,13 @@ class AnalysisCache:
         params = self._analysis_params(key, total_windows, video_path)
         result = _dumps(window.to_json())
 
-        def op(conn: sqlite3.Connection) -> None:
+        def op(conn: sqlite3.Connection, index: bool) -> None:
             with _write(conn):
                 conn.execute(sql.UPSERT_ANALYSIS, params)
                 conn.execute(sql.UPSERT_WINDOW, (params["key"], window.index, result, time.time()))
+                _index(conn, index, params["key"], key.fingerprint, [window])
 
-        self._run(op)
+        self._run_indexed(op)
 
     def windows_done(self, key: CacheKey) -> dict[int, WindowResult]:
         """The windows already stored, by index: what a resumed analysis can skip."""
@@ -202,14 +203,15 @@ class AnalysisCache:
         windows = [(params["key"], w.index, _dumps(w.to_json()), params["now"])
                    for w in analysis.windows]
 
-        def op(conn: sqlite3.Connection) -> None:
+        def op(conn: sqlite3.Connection, index: bool) -> None:
             with _write(conn):
                 conn.execute(sql.ENSURE_ANALYSIS, params)
                 conn.executemany(sql.UPSERT_WINDOW, windows)
+                _index(conn, index, params["key"], key.fingerprint, analysis.windows)
                 conn.execute(sql.MARK_COMPLETE, (doc, params["now"], params["now"],
                                                  len(analysis.windows), params["key"]))
 
-        self._run(op)
+        self._run_indexed(op)
 
     def get_analysis(self, key: CacheKey) -> Analysis | None:
         """The merged analysis if it is complete; None for a partial or absent one."""
@@ -268,17 +270,32 @@ class AnalysisCache:
 
     def discard(self, key: CacheKey) -> bool:
         """Forget one analysis (to redo it from scratch); True if there was one."""
-        return self._run(lambda c: _delete(c, sql.DELETE_ANALYSIS, (key.digest(),))) > 0
+        return self._run_indexed(lambda c, index: _delete(c, sql.DELETE_ANALYSIS,
+                                                          (key.digest(),), index)) > 0
 
     def clear(self, fingerprint: str | None = None) -> int:
         """Remove every analysis, or those of one file; returns how many. Frees the disk space."""
         if fingerprint is None:
-            removed = self._run(lambda c: _delete(c, sql.DELETE_ALL, ()))
+            removed = self._run_indexed(lambda c, index: _delete(c, sql.DELETE_ALL, (), index))
         else:
-            removed = self._run(lambda c: _delete(c, sql.DELETE_FINGERPRINT, (fingerprint,)))
+            removed = self._run_indexed(lambda c, index: _delete(c, sql.DELETE_FINGERPRINT,
+                                                                 (fingerprint,), index))
         if removed:
             self._compact()
         return removed
+
+    def read(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `op` on this thread's connection (for the library's own queries)."""
+        return self._run(op)
+
+    def write(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `op` in one committed write transaction (for the library's own writes)."""
+
+        def in_transaction(conn: sqlite3.Connection) -> T:
+            with _write(conn):
+                return op(conn)
+
+        return self._run(in_transaction)
 
     def close(self) -> None:
         """Close every thread's connection. Call when no other thread is using the cache; a
@@ -346,6 +363,22 @@ class AnalysisCache:
             self._recover_running(generation, f"became unreadable ({exc})")
         return op(self._conn())
 
+    def _run_indexed(self, op: Callable[[sqlite3.Connection, bool], T]) -> T:
+        """A write that also updates the search index: `op(conn, True)`. If that fails, the
+        index may be what is damaged (or missing), so the write is done again without it,
+        `op(conn, False)`, which marks the index stale; only a failure then is the cache's."""
+
+        def attempt(conn: sqlite3.Connection) -> T:
+            try:
+                return op(conn, True)
+            except sqlite3.DatabaseError as exc:
+                if _is_busy(exc):
+                    raise
+                log.warning("search index not updated (it will be rebuilt): %s", exc)
+            return op(conn, False)
+
+        return self._run(attempt)
+
     # ---- opening, checking, migrating, recovering ---------------------------------------------
 
     def _open_checked(self) -> sqlite3.Connection:
@@ -373,6 +406,7 @@ class AnalysisCache:
             conn.execute("PRAGMA journal_mode = WAL")
             _migrate(conn)
             _check_columns(conn)
+            _ensure_search_index(conn)
         except BaseException:
             _close_quietly(conn)
             raise
@@ -483,9 +517,32 @@ def _check_columns(conn: sqlite3.Connection) -> None:
             raise _Unusable(f"lacks {table} columns {sorted(expected - have)}")
 
 
-def _delete(conn: sqlite3.Connection, statement: str, params: tuple[Any, ...]) -> int:
+def _ensure_search_index(conn: sqlite3.Connection) -> None:
+    """A missing or stale search index is rebuilt at open; failing that, the cache still opens
+    (searching retries the rebuild), since the index is derived and the analyses are not."""
+    try:
+        search_index.ensure(conn)
+    except sqlite3.Error as exc:
+        if _is_busy(exc):
+            raise
+        log.warning("search index could not be rebuilt at open: %s", exc)
+
+
+def _index(conn: sqlite3.Connection, index: bool, key: str, fp: str,
+           windows: Sequence[WindowResult]) -> None:
+    if index:
+        search_index.index_windows(conn, key, fp, windows)
+    else:
+        search_index.mark_stale(conn)
+
+
+def _delete(conn: sqlite3.Connection, statement: str, params: tuple[Any, ...],
+            index: bool) -> int:
     with _write(conn):
-        return conn.execute(statement, params).rowcount
+        removed = conn.execute(statement, params).rowcount
+        if removed:
+            (search_index.prune if index else search_index.mark_stale)(conn)
+        return removed
 
 
 def _entry(row: Sequence[Any]) -> CacheEntry:

@@ -14,8 +14,18 @@ Schema (version LATEST, see MIGRATIONS):
     windows   (key, idx) -> result: WindowResult JSON (it holds the raw answer and the parsed
               events), finished_at. One row per finished window, committed as it finishes.
     finds     (key, query) -> spans: JSON list of Span JSON; extra: JSON object or NULL.
+    library_roots   the folders and files the user added to the library (kind 'folder' or
+              'file'), and single videos taken out of a folder root (kind 'exclude').
+    library_videos  one row per video in the library, by content fingerprint (a moved or
+              renamed file keeps its row and so its analyses): where it was last seen, its
+              size and mtime there (a rescan re-hashes only files that changed), whether it
+              was found by the last scan (online).
+    search_state  the index's own flags ('stale': a window write could not update it).
+    search_rows, search_fts  the full-text index (store/search_index.py): one row per
+              analysed window's scene and per event, derived from `windows`, rebuildable.
 
-windows and finds rows go with their analysis (ON DELETE CASCADE; foreign_keys is on).
+windows, finds and search_rows rows go with their analysis (ON DELETE CASCADE; foreign_keys is
+on); library rows never delete analyses, nor analyses library rows.
 """
 
 from __future__ import annotations
@@ -73,9 +83,78 @@ def _v2(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX analyses_by_fingerprint ON analyses(fingerprint)")
 
 
+# The full-text index: derived data, so it is created (and dropped, and re-filled) by these
+# statements both in the v3 migration and whenever it is rebuilt (search_index.rebuild); a
+# later schema change to it is a migration that calls search_index.rebuild again.
+# Porter stemming over unicode61 (`jumps` finds `jumping`, accents folded); prefix indexes of 2
+# and 3 characters keep the last word's prefix query fast.
+CREATE_SEARCH_ROWS = """
+    CREATE TABLE IF NOT EXISTS search_rows (
+        id          INTEGER PRIMARY KEY,
+        key         TEXT NOT NULL REFERENCES analyses(key) ON DELETE CASCADE,
+        fingerprint TEXT NOT NULL,
+        idx         INTEGER NOT NULL,
+        kind        TEXT NOT NULL,
+        start       REAL NOT NULL,
+        end         REAL NOT NULL
+    )"""
+CREATE_SEARCH_ROWS_INDEX = ("CREATE INDEX IF NOT EXISTS search_rows_by_window "
+                            "ON search_rows(key, idx)")
+CREATE_SEARCH_FTS = """
+    CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+        text, tokenize = 'porter unicode61 remove_diacritics 2', prefix = '2 3')"""
+# The FTS table first (it takes its shadow tables with it); then shadow tables left without it.
+DROP_SEARCH = ("DROP TABLE IF EXISTS search_fts", "DROP TABLE IF EXISTS search_rows",
+               *(f"DROP TABLE IF EXISTS search_fts_{part}"
+                 for part in ("data", "idx", "content", "docsize", "config")))
+
+INSERT_SEARCH_ROW = """
+    INSERT INTO search_rows (key, fingerprint, idx, kind, start, end) VALUES (?, ?, ?, ?, ?, ?)"""
+INSERT_SEARCH_TEXT = "INSERT INTO search_fts (rowid, text) VALUES (?, ?)"
+UNINDEX_WINDOW_TEXT = """
+    DELETE FROM search_fts
+    WHERE rowid IN (SELECT id FROM search_rows WHERE key = ? AND idx = ?)"""
+UNINDEX_WINDOW_ROWS = "DELETE FROM search_rows WHERE key = ? AND idx = ?"
+# Rows whose analysis is gone (deleted: the cascade took search_rows, not the FTS rows).
+PRUNE_SEARCH_TEXT = "DELETE FROM search_fts WHERE rowid NOT IN (SELECT id FROM search_rows)"
+SELECT_ALL_WINDOWS = """
+    SELECT w.key, a.fingerprint, w.idx, w.result FROM windows w JOIN analyses a ON a.key = w.key
+    ORDER BY w.key, w.idx"""
+SEARCH_STATE_GET = "SELECT value FROM search_state WHERE name = ?"
+SEARCH_STATE_SET = "INSERT OR REPLACE INTO search_state (name, value) VALUES (?, ?)"
+CREATE_SEARCH_STATE = """
+    CREATE TABLE IF NOT EXISTS search_state (name TEXT PRIMARY KEY, value TEXT NOT NULL)"""
+
+
+def _v3(conn: sqlite3.Connection) -> None:
+    """The library (its folders and its videos, by content) and the full-text index of every
+    window's scene and events, filled for what is already cached."""
+    conn.execute("""
+        CREATE TABLE library_roots (
+            path     TEXT PRIMARY KEY,
+            kind     TEXT NOT NULL,
+            added_at REAL NOT NULL
+        )""")
+    conn.execute("""
+        CREATE TABLE library_videos (
+            fingerprint TEXT PRIMARY KEY,
+            path        TEXT NOT NULL,
+            size        INTEGER NOT NULL,
+            mtime_ns    INTEGER NOT NULL,
+            online      INTEGER NOT NULL,
+            added_at    REAL NOT NULL,
+            seen_at     REAL NOT NULL
+        )""")
+    conn.execute("CREATE INDEX library_videos_by_path ON library_videos(path)")
+    conn.execute(CREATE_SEARCH_STATE)
+    from marlin_desk.store import search_index  # it builds on the statements here
+
+    search_index.create_and_fill(conn)
+
+
 # MIGRATIONS[i] takes a database from user_version i to i + 1. Append only: never edit a released
 # migration, since databases in the field have already run it.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 LATEST = len(MIGRATIONS)
 
 # What the code below needs; checked after migrating so that a database whose user_version lies
@@ -86,7 +165,12 @@ EXPECTED_COLUMNS: dict[str, set[str]] = {
                  "updated_at", "completed_at"},
     "windows": {"key", "idx", "result", "finished_at"},
     "finds": {"key", "query", "spans", "extra", "created_at"},
+    "library_roots": {"path", "kind", "added_at"},
+    "library_videos": {"fingerprint", "path", "size", "mtime_ns", "online", "added_at",
+                       "seen_at"},
 }
+# search_rows and search_fts are not checked here: they are derived, and a missing or damaged
+# index is rebuilt (search_index.ensure), never a reason to set the whole cache aside.
 
 # ---- statements -------------------------------------------------------------------------------
 
@@ -154,3 +238,42 @@ SELECT_ENTRIES_FOR = _ENTRIES + " WHERE a.fingerprint = ?" + _ENTRIES_ORDER
 DELETE_ANALYSIS = "DELETE FROM analyses WHERE key = ?"
 DELETE_ALL = "DELETE FROM analyses"
 DELETE_FINGERPRINT = "DELETE FROM analyses WHERE fingerprint = ?"
+
+# ---- the library and its search ---------------------------------------------------------------
+
+ADD_ROOT = """
+    INSERT INTO library_roots (path, kind, added_at) VALUES (?, ?, ?)
+    ON CONFLICT (path) DO UPDATE SET kind = excluded.kind"""
+SELECT_ROOTS = "SELECT path, kind, added_at FROM library_roots ORDER BY path"
+DELETE_ROOT = "DELETE FROM library_roots WHERE path = ?"
+
+SELECT_LIBRARY_FILES = "SELECT path, fingerprint, size, mtime_ns FROM library_videos"
+UPSERT_LIBRARY_VIDEO = """
+    INSERT INTO library_videos (fingerprint, path, size, mtime_ns, online, added_at, seen_at)
+    VALUES (:fingerprint, :path, :size, :mtime_ns, 1, :now, :now)
+    ON CONFLICT (fingerprint) DO UPDATE SET path = excluded.path, size = excluded.size,
+        mtime_ns = excluded.mtime_ns, online = 1, seen_at = excluded.seen_at"""
+SET_OFFLINE = "UPDATE library_videos SET online = 0 WHERE fingerprint = ?"
+DELETE_LIBRARY_VIDEO = "DELETE FROM library_videos WHERE fingerprint = ?"
+SELECT_LIBRARY_VIDEOS = """
+    SELECT fingerprint, path, size, online, added_at, seen_at FROM library_videos ORDER BY path"""
+# Each library video's analyses, for its state: complete or not, windows planned and stored.
+SELECT_LIBRARY_ANALYSES = """
+    SELECT a.fingerprint, a.analysis IS NOT NULL, a.total_windows,
+           (SELECT count(*) FROM windows w WHERE w.key = a.key)
+    FROM analyses a WHERE a.fingerprint IN (SELECT fingerprint FROM library_videos)"""
+
+# Stage one of the library search. bm25() is negative, lower is better; a scene row (the whole
+# window's description) counts half an event row, so a matching event ranks above its window.
+SEARCH = """
+    SELECT r.id, r.fingerprint, r.key, r.idx, r.kind, r.start, r.end, f.text,
+           bm25(search_fts) * (CASE r.kind WHEN 'scene' THEN 0.5 ELSE 1.0 END) AS score,
+           v.path, v.online
+    FROM search_fts f
+    JOIN search_rows r ON r.id = f.rowid
+    JOIN library_videos v ON v.fingerprint = r.fingerprint
+    WHERE search_fts MATCH ?
+    ORDER BY score, r.fingerprint, r.start
+    LIMIT ?"""
+# Which of these rows hold one word (a quoted FTS string): how much of a query a row covers.
+ROWS_WITH_WORD = "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid IN ({ids})"
