@@ -162,9 +162,11 @@ def _mux_command(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoI
         seek_text, seek_s = seek_arg(plan.seek_key)
         start = float(plan.zero * plan.source.time_base) - seek_s
         cmd += ["-seek_timestamp", "1", "-ss", seek_text, "-noaccurate_seek", "-i", _url(video)]
+        # Shift by the first frame's time, not by the first sample's: audio that starts after
+        # the in-point keeps its offset from the picture.
         maps += ["-map", "1:a:0", "-af",
                  f"atrim=start={max(0.0, start):.6f}:end={start + float(duration):.6f},"
-                 "asetpts=PTS-STARTPTS"]
+                 f"asetpts=PTS-{start:.6f}/TB"]
         for key, value in audio_args(preset).items():
             maps += [f"-{key}", str(value)]
     if soft_subs is not None:

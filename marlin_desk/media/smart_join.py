@@ -5,8 +5,10 @@ The output stream is made from the source stream's parameters (codec record, dis
 time base), so the copied part, nearly all of the clip, is described by its own record. Every
 keyframe that does not carry its parameter sets gets its segment's sets written in-band in front
 of it, so a decoder (or a player seeking) always meets the right SPS/PPS before the frames that
-use them. Re-encoded segments have no B-frames; their decode times are their presentation times
-minus the decode delay of the copied stream, so decode times rise by one frame across each join.
+use them. Decode times are made anew for the whole clip (SmartPlan.delay): the k-th packet in
+decode order decodes at the k-th frame time minus the copy's reorder depth. Re-encoded segments
+have no B-frames, so theirs are their frame times minus that depth, and decode times rise by one
+frame across each join.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def _copied(src: av.container.InputContainer, stream: av.video.stream.VideoStrea
     src.seek(seg.first, stream=stream, backward=True)
     started = False
     left = len(wanted)
+    n = 0
     for p in src.demux(stream):
         if p.pts is None:
             continue
@@ -89,7 +92,9 @@ def _copied(src: av.container.InputContainer, stream: av.video.stream.VideoStrea
             started = True
         if p.pts not in wanted:
             raise SmartFallback("the copied packets are not the ones planned")
-        yield bytes(p), p.pts - plan.zero, p.dts - plan.zero, bool(p.is_keyframe)
+        dts = seg.frames[n] - plan.delay - plan.zero
+        yield bytes(p), p.pts - plan.zero, dts, bool(p.is_keyframe)
+        n += 1
         left -= 1
         if left == 0:
             return
@@ -120,7 +125,7 @@ def _encoded(path: Path, seg: Segment, plan: SmartPlan
     def packets() -> Iterator[tuple[bytes, int, int, bool]]:
         for (data, _, key), t in zip(raw, times, strict=True):
             pts = t - plan.zero
-            yield data, pts, pts - seg.delay, key
+            yield data, pts, pts - plan.delay, key
 
     return params, packets()
 

@@ -37,7 +37,6 @@ _EXTRA_PACKETS = 48  # packets read past the out-point: enough for any reorder d
 @dataclass(frozen=True)
 class Packet:
     pts: int
-    dts: int
     key: bool
     nal_headers: tuple[int, ...]  # keyframes only (empty for other packets)
 
@@ -48,7 +47,6 @@ class Segment:
 
     kind: Literal["encode", "copy"]
     frames: tuple[int, ...]  # source pts of every frame, ascending
-    delay: int = 0  # pts - dts of the keyframe that ends (head) or starts (tail) the copy
 
     @property
     def first(self) -> int:
@@ -65,6 +63,10 @@ class SmartPlan:
     copy: Segment
     tail: Segment | None
     seek_key: Fraction  # keyframe at or before the in-point (container seconds), for FFmpeg
+    # Decode times are made anew (containers such as Matroska store none): the k-th packet of
+    # the clip in decode order decodes at the k-th frame time minus `delay`, the copy's reorder
+    # depth in ticks, so that no packet decodes after it is shown.
+    delay: int
 
     @property
     def segments(self) -> list[Segment]:
@@ -115,10 +117,8 @@ def _scan(container: Any, stream: Any, seek_key: Fraction, t_out: Fraction, tb: 
             if p.size == 0:
                 break
             raise SmartFallback("a video packet has no timestamp")
-        if p.dts is None:
-            raise SmartFallback("a video packet has no decode timestamp")
         nals = tuple(nal_headers(bytes(p), length_size)) if p.is_keyframe else ()
-        out.append(Packet(p.pts, p.dts, p.is_keyframe, nals))
+        out.append(Packet(p.pts, p.is_keyframe, nals))
         if p.pts * tb >= t_out:
             past += 1
             if past > _EXTRA_PACKETS:
@@ -164,14 +164,13 @@ def _plan(params: StreamParams, packets: list[Packet], t_in: Fraction, t_out: Fr
     head_frames = tuple(f for f in frames if f < key.pts)
     rest = [f for f in frames if f >= key.pts]
     copy_frames, tail_frames = _split_end(params.codec, packets, order, rest, frames[-1])
-    delay = key.pts - key.dts
-    head = Segment("encode", head_frames, delay) if head_frames else None
-    copy = Segment("copy", copy_frames, delay)
-    tail = None
-    if tail_frames:
-        k2 = packets[order[tail_frames[0]]]
-        tail = Segment("encode", tail_frames, k2.pts - k2.dts)
-    return SmartPlan(params, frames[0], frames, step, head, copy, tail, seek_key)
+    head = Segment("encode", head_frames) if head_frames else None
+    copy = Segment("copy", copy_frames)
+    tail = Segment("encode", tail_frames) if tail_frames else None
+    start = order[copy.first]
+    decode_order = [p.pts for p in packets[start:start + len(copy_frames)]]
+    delay = max(s - d for s, d in zip(copy_frames, decode_order, strict=True))
+    return SmartPlan(params, frames[0], frames, step, head, copy, tail, seek_key, delay)
 
 
 def _split_end(codec: str, packets: list[Packet], order: dict[int, int], rest: list[int],
