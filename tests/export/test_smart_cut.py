@@ -35,6 +35,8 @@ class Case:
     rotate: bool = False
     clip: tuple[float, float] = (1.3, 3.5)
     needs: str = "libx264"
+    ext: str = ".mp4"
+    audio_offset: float = 0.0
 
 
 X264 = ["-c:v", "libx264", "-preset", "veryfast", "-sc_threshold", "0"]
@@ -56,6 +58,14 @@ CASES = {
     # Timestamps that start at 3 s (an MP4 edit list), Main profile.
     "start-offset": Case([*X264, "-profile:v", "main", "-g", "25", "-pix_fmt", "yuv420p"],
                          extra=("-output_ts_offset", "3"), clip=(1.1, 3.0)),
+    # Matroska (no decode times stored, millisecond times at 29.97 fps), full-range BT.709 tags.
+    "mkv-bt709-full-range": Case([*X264, "-profile:v", "high", "-bf", "2", "-g", "30",
+                                  "-pix_fmt", "yuvj420p", "-color_primaries", "bt709",
+                                  "-color_trc", "bt709", "-colorspace", "bt709"],
+                                 fps="30000/1001", clip=(0.7, 3.3), ext=".mkv"),
+    # Sound that starts 0.5 s after the picture: the clip keeps the offset.
+    "audio-starts-late": Case([*X264, "-profile:v", "high", "-g", "25", "-pix_fmt", "yuv420p"],
+                              audio_offset=0.5, clip=(0.2, 2.5)),
     # A phone video: a display matrix turning it 90 degrees, kept as it is.
     "rotated": Case([*X264, "-profile:v", "high", "-g", "25", "-pix_fmt", "yuv420p"],
                     rotate=True, clip=(0.5, 2.5)),
@@ -63,8 +73,8 @@ CASES = {
 
 
 def _make(case: Case, path: Path) -> None:
-    audio = ["-f", "lavfi", "-i", "anoisesrc=d=4:c=pink:seed=7:a=0.5:r=48000"] if case.audio \
-        else []
+    audio = ["-itsoffset", str(case.audio_offset), "-f", "lavfi", "-i",
+             "anoisesrc=d=4:c=pink:seed=7:a=0.5:r=48000"] if case.audio else []
     acodec = ["-c:a", "aac", "-b:a", "128k"] if case.audio else []
     target = path.with_name("plain.mp4") if case.rotate else path
     _ffmpeg("-f", "lavfi", "-i", f"testsrc2=s=320x240:r={case.fps}:d=4", *audio, *case.video,
@@ -79,7 +89,8 @@ def _make(case: Case, path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return {name: tmp_path_factory.mktemp(name) / "source.mp4" for name in CASES}
+    return {name: tmp_path_factory.mktemp(name) / f"source{case.ext}"
+            for name, case in CASES.items()}
 
 
 def _source(sources: dict[str, Path], name: str) -> Path:
@@ -92,22 +103,23 @@ def _source(sources: dict[str, Path], name: str) -> Path:
     return path
 
 
-def _audio(path: Path, start: float, seconds: float) -> tuple[np.ndarray, int]:
-    """Mono float samples from `start` (seconds of the audio stream's own clock) on."""
+def _audio(path: Path, start: float | None, seconds: float) -> tuple[np.ndarray, int, float]:
+    """(mono samples from `start` on, sample rate, time of the first decoded sample), times on
+    the file's own clock; `start` None: from the first sample."""
     with av.open(str(path)) as c:
         s = c.streams.audio[0]
         rate = s.codec_context.sample_rate
         chunks, first = [], None
         for frame in c.decode(s):
-            t = float(frame.pts * s.time_base)
             data = frame.to_ndarray().astype(np.float64)
             data = data.reshape(-1) if data.shape[0] == 1 else data.mean(axis=0)
             if first is None:
-                first = t
+                first = float(frame.pts * frame.time_base)
             chunks.append(data)
     samples = np.concatenate(chunks)
-    i = round((start - first) * rate)
-    return samples[i:i + round(seconds * rate)], rate
+    i = 0 if start is None else round((start - first) * rate)
+    assert i >= 0
+    return samples[i:i + round(seconds * rate)], rate, first
 
 
 def _lag_ms(ref: np.ndarray, got: np.ndarray, rate: int) -> float:
@@ -126,6 +138,10 @@ def test_smart_cut_is_frame_exact_and_decodes_cleanly(name: str, sources, out_di
     r = export_clip(src, ClipSpec(a, b, mode="smart"), ExportOptions(out_dir))
     assert (r.mode_used, r.fallback) == ("smart", None)
     assert r.smart["copied_s"] > 0.9 and r.smart["reencoded_head_s"] > 0
+    if name == "h264-high-bframes":  # a B-frame before the out-point needs a later reference
+        assert r.smart["reencoded_tail_s"] > 0
+    if name == "h264-baseline-29.97":  # no B-frames: the copy stops on the out-point itself
+        assert r.smart["reencoded_tail_s"] == 0
     fps = Fraction(case.fps)
     frame = float(1 / fps)
     src_frames = frames(src)
@@ -145,21 +161,26 @@ def test_smart_cut_is_frame_exact_and_decodes_cleanly(name: str, sources, out_di
     assert r.real_duration == pytest.approx(len(expected) * frame, abs=1e-3)
     src_doc, out_doc = ffprobe_json(ffprobe, src), ffprobe_json(ffprobe, r.path)
     sv, ov = stream(src_doc, "video"), stream(out_doc, "video")
-    for key in ("codec_name", "profile", "pix_fmt", "width", "height"):
-        assert ov[key] == sv[key], key
+    for key in ("codec_name", "profile", "pix_fmt", "width", "height", "color_range",
+                "color_space", "color_transfer", "color_primaries", "sample_aspect_ratio"):
+        assert ov.get(key) == sv.get(key), key
     assert probe(str(r.path)).rotation == info.rotation
     if case.audio:
-        sa, oa = stream(src_doc, "audio"), stream(out_doc, "audio")
-        src_offset = float(sa["start_time"]) - float(sv["start_time"])
-        out_offset = float(oa["start_time"]) - float(ov["start_time"])
-        if not case.extra:  # an offset source's start time includes the AAC priming
-            assert abs(out_offset - src_offset) <= 0.001
-        # The sound under the first frame is the source's sound at the in-point, to 1 ms.
-        t_in = info.start_time + times[first]
-        ref, rate = _audio(src, t_in - 0.01, 0.6)
-        got, _ = _audio(r.path, float(oa["start_time"]), 0.3)
+        t_first = info.start_time + times[first]  # container time of the clip's first frame
+        _, rate, src_audio = _audio(src, None, 0)
+        out_audio = _audio(r.path, None, 0)[2] - probe(str(r.path)).start_time
+        offset = max(0.0, src_audio - t_first)
+        # Sound that starts after the in-point keeps its offset, give or take the encoder's
+        # priming (one AAC frame, which the MP4 edit list cannot hide after an empty edit).
+        tolerance = 0.001 if offset == 0 else 1024 / rate + 0.001
+        assert abs(out_audio - offset) <= tolerance  # the start offset
+        # The sound under the picture is the source's sound at the same time, to 1 ms.
+        t = max(t_first, src_audio) + 0.05
+        ref, rate, _ = _audio(src, t - 0.01, 0.6)
+        got, _, _ = _audio(r.path, probe(str(r.path)).start_time + t - t_first, 0.3)
         assert abs(_lag_ms(ref, got, rate) - 10.0) <= 1.0
-        assert float(oa["duration"]) == pytest.approx(r.real_duration, abs=0.03)
+        oa = stream(out_doc, "audio")
+        assert float(oa["duration"]) == pytest.approx(r.real_duration - out_audio, abs=0.03)
     errors = subprocess.run([find_ffmpeg().path, "-v", "error", "-i", str(r.path), "-f", "null",
                              "-"], capture_output=True, text=True, check=True).stderr
     assert errors.strip() == ""
