@@ -33,9 +33,16 @@ from typing import Any, Literal
 
 import ffmpeg
 
-from marlin_desk.core.errors import BadInput, MarlinError
+from marlin_desk.core.errors import BadInput, Cancelled, MarlinError
 from marlin_desk.core.timeline import Event
 from marlin_desk.media import probe as _probe
+from marlin_desk.media.encoders import (
+    Encoder,
+    choose_encoder,
+    hardware_args,
+    input_args,
+    upload_filters,
+)
 from marlin_desk.media.export_keyframes import keyframe_at_or_before, seek_arg, video_duration
 from marlin_desk.media.export_run import CancelToken, run_ffmpeg
 from marlin_desk.media.export_spec import ClipSpec, ExportOptions, ExportResult, validate_clip
@@ -141,8 +148,9 @@ def output_size(info: VideoInfo, spec: ClipSpec) -> tuple[int, int]:
 
 def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoInfo,
                   out_path: Path, options: ExportOptions, *, soft_subs: Path | None = None,
-                  burn_subs: Path | None = None) -> list[str]:
-    """The FFmpeg argument list (executable first) writing `out_path`."""
+                  burn_subs: Path | None = None, encoder: Encoder | None = None) -> list[str]:
+    """The FFmpeg argument list (executable first) writing `out_path`; a re-encode uses
+    `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265."""
     spec = plan.spec
     preset = get_preset(spec.preset)
     in_args: dict[str, Any] = {"seek_timestamp": 1, "ss": plan.seek}
@@ -166,9 +174,14 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
         v = apply_video_filters(v, preset, fill, plan.fps)
         if burn_subs is not None:
             v = v.filter("subtitles", filename=str(burn_subs))
-        streams.append(v)
         codec = video_codec(info, preset, binary.has_encoder("libx265"))
-        out_args.update(video_args(preset, codec, plan.fps, options.speed))
+        v_args = video_args(preset, codec, plan.fps, options.speed)
+        if encoder is not None and encoder.is_hardware:
+            for name, opts in upload_filters(encoder.family):
+                v = v.filter(name, **opts)
+            v_args = hardware_args(v_args, encoder, "hevc" if codec == "libx265" else "h264")
+        streams.append(v)
+        out_args.update(v_args)
         out_args["max_muxing_queue_size"] = 1024
         if info.has_audio:
             streams.append(src["a:0"].filter("atrim", start=f"{plan.skip:.6f}")
@@ -179,7 +192,9 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
         out_args["c:s"] = plan.subtitle_codec
         out_args["metadata:s:s:0"] = f"language={options.subtitle_language}"
     out = ffmpeg.output(*streams, _url(str(out_path)), **out_args)
-    return list(ffmpeg.compile(out, cmd=binary.path))
+    cmd = list(ffmpeg.compile(out, cmd=binary.path))
+    # The encoder's global options (a VAAPI device) go first, before any input or filter.
+    return [cmd[0], *(input_args(encoder.family) if encoder else []), *cmd[1:]]
 
 
 def _url(path: str) -> str:
@@ -259,6 +274,7 @@ class _Job:
         fps = float(plan.fps) if plan.fps else (info.fps or 24.0)
         style = options.subtitle_style
         details = None
+        used: Encoder | None = None
         try:
             with tempfile.TemporaryDirectory(prefix="marlin-export-") as work:
                 soft, burn = self._subtitle_files(spec, plan, Path(work), fps)
@@ -269,10 +285,10 @@ class _Job:
                         subtitle_codec=plan.subtitle_codec,
                         subtitle_language=options.subtitle_language,
                         on_progress=self.on_progress, cancel=self.cancel).details
+                    used = Encoder(details["encoder"], "x264", "smart cut matches the source "
+                                   "with the software encoder of its codec")
                 else:
-                    cmd = build_command(self.binary, self.video, plan, info, tmp, options,
-                                        soft_subs=soft, burn_subs=burn)
-                    run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
+                    used = self._run(spec, plan, tmp, soft, burn)
             real_duration = video_duration(str(tmp))
             try:
                 path = place_without_overwrite(tmp, final)
@@ -283,12 +299,39 @@ class _Job:
             tmp.unlink(missing_ok=True)
             raise
         result = ExportResult(self.index, spec, "done", path, plan.real_start, real_duration,
-                              mode_used=mode, smart=details)
+                              mode_used=mode, smart=details,
+                              encoder=None if used is None else used.to_json())
         if spec.subtitles in ("srt", "vtt"):
             result.subtitle_path = write_clip_subtitles(self.events or [], path, spec.subtitles,
                                                         plan.real_start, real_duration, style,
                                                         fps)
         return result
+
+    def _run(self, spec: ClipSpec, plan: ClipPlan, tmp: Path, soft: Path | None,
+             burn: Path | None) -> Encoder | None:
+        """Run the exact or fast FFmpeg command; a hardware encoder that fails is replaced by
+        the software one. Returns the encoder that wrote the file (None for a copy)."""
+        encoder = None
+        if plan.fps is not None:
+            software = video_codec(self.info, get_preset(spec.preset),
+                                   self.binary.has_encoder("libx265"))
+            encoder = choose_encoder(self.binary, software, self.options.encoder)
+        cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
+                            soft_subs=soft, burn_subs=burn, encoder=encoder)
+        try:
+            run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
+        except Cancelled:
+            raise
+        except MarlinError as exc:
+            if encoder is None or not encoder.is_hardware:
+                raise
+            tmp.unlink(missing_ok=True)
+            encoder = Encoder(software, "x264", f"{encoder.name} failed ({exc}); using "
+                                                f"{software}")
+            cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
+                                soft_subs=soft, burn_subs=burn, encoder=encoder)
+            run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
+        return encoder
 
     def _subtitle_files(self, spec: ClipSpec, plan: ClipPlan, work: Path,
                         fps: float) -> tuple[Path | None, Path | None]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from marlin_desk.core.errors import BadInput
+from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.naming import DEFAULT_TEMPLATE
 from marlin_desk.media.presets import (
     DEFAULT_MODE,
@@ -52,6 +53,7 @@ class ExportOptions:
     subtitle_style: SubtitleStyle = field(default_factory=SubtitleStyle)
     burn_style: BurnStyle = field(default_factory=BurnStyle)
     subtitle_language: str = "eng"
+    encoder: str = DEFAULT_ENCODER  # for re-encodes: auto, x264 or a hardware family
 
 
 @dataclass
@@ -70,6 +72,7 @@ class ExportResult:
     mode_used: str = ""  # the mode that wrote the file: smart, exact or fast
     fallback: str | None = None  # why smart mode re-encoded the whole clip instead
     smart: dict[str, Any] | None = None  # what a smart cut re-encoded and copied
+    encoder: dict[str, Any] | None = None  # the video encoder that ran and why (None: a copy)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,7 +86,7 @@ class ExportResult:
             "subtitle_path": None if self.subtitle_path is None else str(self.subtitle_path),
             "error": self.error, "seconds": round(self.seconds, 3),
             "mode_used": self.mode_used or None, "fallback_reason": self.fallback,
-            "smart": self.smart,
+            "smart": self.smart, "encoder": self.encoder,
         }
 
 
