@@ -26,6 +26,7 @@ _FORMATS = ("srt", "vtt", "chapters")
 
 def register(subparsers: Any) -> None:
     # Light modules only: building the parser must not load PyAV or FFmpeg tooling.
+    from marlin_desk.media.encoders import DEFAULT_ENCODER, ENCODER_CHOICES
     from marlin_desk.media.naming import DEFAULT_TEMPLATE
     from marlin_desk.media.presets import (
         DEFAULT_SPEED,
@@ -71,6 +72,10 @@ def register(subparsers: Any) -> None:
                         "{preset} {mode} (default %(default)s)")
     p.add_argument("--speed", choices=list(X264_SPEEDS), default=DEFAULT_SPEED,
                    help="x264 speed/size trade-off (default %(default)s)")
+    p.add_argument("--encoder", choices=list(ENCODER_CHOICES), default=DEFAULT_ENCODER,
+                   help="video encoder for re-encodes: auto takes the best hardware encoder "
+                        "that passes a test encode on this machine (cached), else x264 "
+                        "(default %(default)s); smart cuts always match the source in software")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     _add_style_args(p)
     p.set_defaults(func=run_export)
@@ -246,9 +251,9 @@ def run_export(args: argparse.Namespace) -> int:
     clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, mode,
                       args.fill, args.subtitles) for a, b, desc in spans]
     out_dir = Path(args.out) if args.out else Path(video).resolve().parent
-    options = ExportOptions(out_dir, args.name, args.speed, _style(args))
+    options = ExportOptions(out_dir, args.name, args.speed, _style(args), encoder=args.encoder)
     binary = find_ffmpeg()
-    bar = _Bars(len(clips))
+    bar = _Bars(len(clips), args.encoder)
     queue = ExportQueue(video, clips, options, events=events, on_progress=bar.update,
                         on_result=bar.finished, binary=binary)
     results = _run_interruptibly(queue)
@@ -282,8 +287,9 @@ def _run_interruptibly(queue: Any) -> list[Any]:
 class _Bars:
     """Two text progress bars on stderr (this clip, all clips); one line per clip when piped."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, encoder: str = "auto") -> None:
         self.count = count
+        self.encoder = encoder  # the --encoder asked for: its outcome is always shown
         self.tty = sys.stderr.isatty()
         self._last = ""
 
@@ -302,9 +308,14 @@ class _Bars:
             sys.stderr.write("\r\033[K")
         msg = f"clip {result.index}/{self.count} {result.status}"
         if result.status == "done":
-            msg += (f": {result.path.name} ({result.mode_used}, starts at "
+            encoder = f", {result.encoder['name']}" if result.encoder else ""
+            msg += (f": {result.path.name} ({result.mode_used}{encoder}, starts at "
                     f"{result.real_start:.3f} s, {result.real_duration:.3f} s)")
         progress(msg)
+        asked_hardware = self.encoder not in ("auto", "x264")
+        if result.encoder and (result.encoder["family"] != "x264" or asked_hardware):
+            progress(f"clip {result.index}/{self.count}: encoder {result.encoder['name']}: "
+                     f"{result.encoder['why']}")
         if result.fallback:
             progress(f"clip {result.index}/{self.count}: no smart cut ({result.fallback}); "
                      "re-encoded in exact mode")
