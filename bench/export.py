@@ -110,6 +110,7 @@ def main() -> int:
                    "size": f"{info.width}x{info.height}",
                    "mb": round(r.path.stat().st_size / 1e6, 1),
                    "real_start": round(r.real_start, 3), "mode_used": r.mode_used,
+                   "encoder": r.encoder["name"] if r.encoder else "copy",
                    "fallback": r.fallback}
             rows.append(row)
             _print(row, args.json)
@@ -125,7 +126,7 @@ def main() -> int:
             row = {"case": label, "clip_s": round(info.duration, 3), "wall_s": round(wall, 2),
                    "x_realtime": round(info.duration / wall, 1), "cpu_s": round(cpu, 2),
                    "size": f"{info.width}x{info.height}", "mb": round(out.stat().st_size / 1e6, 1),
-                   "real_start": None, "mode_used": None, "fallback": None}
+                   "real_start": None, "mode_used": None, "encoder": None, "fallback": None}
             rows.append(row)
             _print(row, args.json)
             out.unlink()
@@ -154,7 +155,7 @@ def _print(row: dict, as_json: bool) -> None:
     if as_json:
         return
     start = "" if row["real_start"] is None else f"  starts at {row['real_start']:.3f} s"
-    used = f"  [{row['mode_used']}]" if row["mode_used"] else ""
+    used = f"  [{row['mode_used']}, {row['encoder']}]" if row["mode_used"] else ""
     print(f"{row['case']:30s} {row['clip_s']:6.1f} s clip in {row['wall_s']:6.2f} s  "
           f"= {row['x_realtime']:6.1f}x realtime (FFmpeg CPU {row['cpu_s']:6.1f} s)  "
           f"{row['size']:>9s} {row['mb']:6.1f} MB{start}{used}")
