@@ -317,8 +317,8 @@ class _Bars:
             progress(f"clip {result.index}/{self.count}: encoder {result.encoder['name']}: "
                      f"{result.encoder['why']}")
         if result.fallback:
-            progress(f"clip {result.index}/{self.count}: no smart cut ({result.fallback}); "
-                     "re-encoded in exact mode")
+            progress(f"clip {result.index}/{self.count}: no smart cut, re-encoded in exact "
+                     f"mode: {result.fallback}")
 
     def close(self) -> None:
         if self.tty:

@@ -3,8 +3,10 @@
 Only the frames from the in-point to the next keyframe (and, when a copy cannot stop exactly on
 the out-point, those from the last keyframe to the out-point) are re-encoded, with the source's
 codec, profile, level, pixel format and colour tags; everything between is copied packet for
-packet (smart_scan plans it, smart_params matches the encoder, smart_join joins). Audio is
-re-encoded from the exact first frame's time, so it starts in sync. The result is checked
+packet (smart_scan plans it, smart_params matches the encoder, smart_join joins). AAC audio is
+copied from the packet holding the first frame's time, the MP4 edit list skipping the samples
+before it; other audio is re-encoded to AAC from that time: either way it starts in sync, to
+the sample. The head and the tail encode at once, as do the two decode checks. The result is checked
 (frame count and times, codec, profile, pixel format, and a decode of each join without a
 single error) and any doubt raises SmartFallback: the caller then re-encodes the clip in
 `exact` mode and reports the reason.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -75,15 +78,23 @@ def write_smart(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoIn
     progress = _Stages(on_progress, sum(len(s.frames) for s in plan.segments
                                         if s.kind == "encode") + 0.1 * n_frames + 1.0)
     encoded: dict[str, Path] = {}
+    jobs = []
     for name, seg in (("head", plan.head), ("tail", plan.tail)):
         if seg is None:
             continue
-        path = work / f"{name}.mp4"
+        encoded[name] = work / f"{name}.mp4"
         seek = plan.seek_key if name == "head" else Fraction(seg.first) * tb
-        cmd = _encode_command(binary, video, plan, seg, seek, path, speed)
-        _run(cmd, plan.seconds(seg), progress.stage(len(seg.frames)), cancel,
-             f"re-encoding the {name} of the clip")
-        encoded[name] = path
+        cmd = _encode_command(binary, video, plan, seg, seek, encoded[name], speed)
+        jobs.append((cmd, plan.seconds(seg), f"re-encoding the {name} of the clip",
+                     progress.stage(len(seg.frames))))
+    # The head and the tail are short, so one encoder alone cannot keep the cores busy: both
+    # run at once (progress is reported here, on the calling thread, as each one ends).
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        running = {pool.submit(_run, cmd, secs, None, cancel, what): report
+                   for cmd, secs, what, report in jobs}
+        for done in as_completed(running):
+            done.result()
+            running[done](1.0)
     joined = work / "joined.mp4"
     join_stage = progress.stage(0.1 * n_frames)
     try:
@@ -102,11 +113,12 @@ def write_smart(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoIn
         "copied_s": round(plan.seconds(plan.copy), 6),
         "reencoded_tail_s": round(plan.seconds(plan.tail), 6),
         "encoder": SMART_ENCODERS[plan.source.codec],
+        "audio": None if not info.has_audio else "copied" if copy_audio(info) else "aac",
     }
     return SmartOutcome(float(duration), details)
 
 
-def _run(cmd: list[str], duration: float, on_progress: Callable[[float], None],
+def _run(cmd: list[str], duration: float, on_progress: Callable[[float], None] | None,
          cancel: CancelToken | None, what: str) -> None:
     """run_ffmpeg, with a failure (not a cancel) turned into a reason to re-encode exactly."""
     try:
@@ -151,6 +163,12 @@ def _encode_command(binary: FFmpegBinary, video: str, plan: SmartPlan, seg: Segm
             "-video_track_timescale", str(tb.denominator), "-f", "mp4", _url(str(out))]
 
 
+def copy_audio(info: VideoInfo) -> bool:
+    """Whether the audio is copied (AAC, cut on the sample by the MP4 edit list) rather than
+    re-encoded to AAC from the first frame's time."""
+    return info.audio_codec == "aac"
+
+
 def _mux_command(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoInfo,
                  preset: Preset, joined: Path, out: Path, duration: Fraction,
                  soft_subs: Path | None, subtitle_codec: str, language: str) -> list[str]:
@@ -158,7 +176,14 @@ def _mux_command(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoI
     subtitles into the (partial) output file."""
     cmd = [binary.path, "-i", _url(str(joined))]
     maps = ["-map", "0:v:0", "-c:v", "copy"]
-    if info.has_audio:
+    if info.has_audio and copy_audio(info):
+        # AAC is copied from the packet that holds the first frame's time on; the MP4 edit
+        # list skips the samples before it, so the sound starts on that time to the sample.
+        t0 = float(plan.zero * plan.source.time_base)
+        cmd += ["-seek_timestamp", "1", "-ss", f"{t0:.6f}", "-t", f"{float(duration):.6f}",
+                "-i", _url(video)]
+        maps += ["-map", "1:a:0", "-c:a", "copy", "-copypriorss:a", "1"]
+    elif info.has_audio:
         seek_text, seek_s = seek_arg(plan.seek_key)
         start = float(plan.zero * plan.source.time_base) - seek_s
         cmd += ["-seek_timestamp", "1", "-ss", seek_text, "-noaccurate_seek", "-i", _url(video)]
@@ -205,8 +230,9 @@ def check_result(binary: FFmpegBinary, path: Path, plan: SmartPlan) -> None:
         if plan.tail is not None:
             t = float((plan.tail.first - plan.zero) * src.time_base) - _JOIN_MARGIN_S
             windows.append((max(0.0, t), None))
-    for start, length in windows:
-        errors = decode_errors(binary, path, start, length)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two short decodes: both at once
+        found = list(pool.map(lambda w: decode_errors(binary, path, *w), windows))
+    for errors in found:
         if errors:
             raise SmartFallback(f"decoding the joined clip gave errors ({errors[0]})")
 

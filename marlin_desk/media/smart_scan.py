@@ -97,11 +97,11 @@ def plan_smart(path: str, info: VideoInfo, start: float, end: float) -> SmartPla
                                 "exactly one")
         stream = video_stream_of(container, path)
         params = stream_params(stream)
-        tb = params.time_base
-        packets = _scan(container, stream, seek_key, t_out, tb, params.length_size)
+        params.check_suitable()
+        packets = _scan(container, stream, seek_key, t_out, params.time_base,
+                        params.length_size)
     finally:
         container.close()
-    params.check_suitable()
     return _plan(params, packets, t_in, t_out, seek_key)
 
 

@@ -37,6 +37,7 @@ class Case:
     needs: str = "libx264"
     ext: str = ".mp4"
     audio_offset: float = 0.0
+    acodec: tuple[str, ...] = ("-c:a", "aac", "-b:a", "128k")  # AAC is copied, others encoded
 
 
 X264 = ["-c:v", "libx264", "-preset", "veryfast", "-sc_threshold", "0"]
@@ -58,11 +59,13 @@ CASES = {
     # Timestamps that start at 3 s (an MP4 edit list), Main profile.
     "start-offset": Case([*X264, "-profile:v", "main", "-g", "25", "-pix_fmt", "yuv420p"],
                          extra=("-output_ts_offset", "3"), clip=(1.1, 3.0)),
-    # Matroska (no decode times stored, millisecond times at 29.97 fps), full-range BT.709 tags.
+    # Matroska (no decode times stored, millisecond times at 29.97 fps), full-range BT.709
+    # tags, FLAC sound (re-encoded to AAC from the first frame's time).
     "mkv-bt709-full-range": Case([*X264, "-profile:v", "high", "-bf", "2", "-g", "30",
                                   "-pix_fmt", "yuvj420p", "-color_primaries", "bt709",
                                   "-color_trc", "bt709", "-colorspace", "bt709"],
-                                 fps="30000/1001", clip=(0.7, 3.3), ext=".mkv"),
+                                 fps="30000/1001", clip=(0.7, 3.3), ext=".mkv",
+                                 acodec=("-c:a", "flac")),
     # Sound that starts 0.5 s after the picture: the clip keeps the offset.
     "audio-starts-late": Case([*X264, "-profile:v", "high", "-g", "25", "-pix_fmt", "yuv420p"],
                               audio_offset=0.5, clip=(0.2, 2.5)),
@@ -75,7 +78,7 @@ CASES = {
 def _make(case: Case, path: Path) -> None:
     audio = ["-itsoffset", str(case.audio_offset), "-f", "lavfi", "-i",
              "anoisesrc=d=4:c=pink:seed=7:a=0.5:r=48000"] if case.audio else []
-    acodec = ["-c:a", "aac", "-b:a", "128k"] if case.audio else []
+    acodec = list(case.acodec) if case.audio else []
     target = path.with_name("plain.mp4") if case.rotate else path
     _ffmpeg("-f", "lavfi", "-i", f"testsrc2=s=320x240:r={case.fps}:d=4", *audio, *case.video,
             *acodec, *case.extra, "-shortest", str(target))
@@ -166,6 +169,7 @@ def test_smart_cut_is_frame_exact_and_decodes_cleanly(name: str, sources, out_di
         assert ov.get(key) == sv.get(key), key
     assert probe(str(r.path)).rotation == info.rotation
     if case.audio:
+        assert r.smart["audio"] == ("copied" if "aac" in case.acodec else "aac")
         t_first = info.start_time + times[first]  # container time of the clip's first frame
         _, rate, src_audio = _audio(src, None, 0)
         out_audio = _audio(r.path, None, 0)[2] - probe(str(r.path)).start_time
@@ -244,4 +248,5 @@ def test_cli_defaults_to_smart_and_reports_a_fallback(sources, videos: Videos, o
     assert main(["export", str(videos.vfr), "--clip", "0.5-1.5", "--out", str(out_dir)]) == 0
     captured = capsys.readouterr()
     assert captured.out.strip().endswith(".mp4")
-    assert "no smart cut (the video has a variable frame rate" in captured.err
+    assert "no smart cut, re-encoded in exact mode: the video has a variable frame rate" \
+        in captured.err
