@@ -26,21 +26,26 @@ _FORMATS = ("srt", "vtt", "chapters")
 
 def register(subparsers: Any) -> None:
     # Light modules only: building the parser must not load PyAV or FFmpeg tooling.
+    from marlin_desk.media.encoders import DEFAULT_ENCODER, ENCODER_CHOICES
     from marlin_desk.media.naming import DEFAULT_TEMPLATE
     from marlin_desk.media.presets import (
-        DEFAULT_MODE,
         DEFAULT_SPEED,
         FILLS,
         MODES,
         PRESETS,
         SUBTITLE_MODES,
         X264_SPEEDS,
+        default_mode,
     )
 
     p = subparsers.add_parser(
         "export", help="export clips (and their subtitles) with FFmpeg",
-        description="Cut clips from VIDEO. exact mode (default) re-encodes and is frame-accurate;"
-                    " fast mode copies the streams instantly but starts on the keyframe at or "
+        description="Cut clips from VIDEO. smart mode (the default for the original preset) "
+                    "re-encodes only up to the first keyframe and copies the rest: "
+                    "frame-accurate and nearly as fast as a copy; when the video does not "
+                    "allow it the clip is re-encoded in exact mode and the reason is reported. "
+                    "exact mode (the default for the resizing presets) re-encodes everything; "
+                    "fast mode copies the streams instantly but starts on the keyframe at or "
                     "before each start (the real start is reported). Files are never "
                     "overwritten: an existing name gets a ' (2)' suffix.")
     p.add_argument("video", metavar="VIDEO")
@@ -52,8 +57,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--find-json", metavar="FILE", help="the output of `marlin-desk find --json`")
     p.add_argument("--events", metavar="FILE", help="the output of `marlin-desk analyze --json`")
     p.add_argument("--preset", choices=list(PRESETS), default="original")
-    p.add_argument("--mode", choices=list(MODES), default=DEFAULT_MODE,
-                   help=f"default {DEFAULT_MODE}")
+    p.add_argument("--mode", choices=list(MODES), default=None,
+                   help=f"default: {default_mode('original')} for the original preset, "
+                        f"{default_mode('youtube')} for the others")
     p.add_argument("--fill", choices=list(FILLS),
                    help="how to reach another aspect ratio: crop the centre, blurred background "
                         "or black bars (default: crop for reels/square, pad for youtube)")
@@ -66,6 +72,10 @@ def register(subparsers: Any) -> None:
                         "{preset} {mode} (default %(default)s)")
     p.add_argument("--speed", choices=list(X264_SPEEDS), default=DEFAULT_SPEED,
                    help="x264 speed/size trade-off (default %(default)s)")
+    p.add_argument("--encoder", choices=list(ENCODER_CHOICES), default=DEFAULT_ENCODER,
+                   help="video encoder for re-encodes: auto takes the best hardware encoder "
+                        "that passes a test encode on this machine (cached), else x264 "
+                        "(default %(default)s); smart cuts always match the source in software")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     _add_style_args(p)
     p.set_defaults(func=run_export)
@@ -217,8 +227,10 @@ def run_export(args: argparse.Namespace) -> int:
     from marlin_desk.media.clip_export import ClipSpec, ExportOptions
     from marlin_desk.media.export_queue import ExportQueue
     from marlin_desk.media.ffmpeg_bin import find_ffmpeg
+    from marlin_desk.media.presets import default_mode
 
     video = args.video
+    mode = args.mode or default_mode(args.preset)
     if not Path(video).is_file():
         raise BadInput(f"{video} does not exist or is not a file")
     if args.top < 1:
@@ -236,12 +248,12 @@ def run_export(args: argparse.Namespace) -> int:
         events: list[Event] | None = _events_for(video, args)
     else:
         events = _optional_events(video, args)
-    clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, args.mode,
+    clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, mode,
                       args.fill, args.subtitles) for a, b, desc in spans]
     out_dir = Path(args.out) if args.out else Path(video).resolve().parent
-    options = ExportOptions(out_dir, args.name, args.speed, _style(args))
+    options = ExportOptions(out_dir, args.name, args.speed, _style(args), encoder=args.encoder)
     binary = find_ffmpeg()
-    bar = _Bars(len(clips))
+    bar = _Bars(len(clips), args.encoder)
     queue = ExportQueue(video, clips, options, events=events, on_progress=bar.update,
                         on_result=bar.finished, binary=binary)
     results = _run_interruptibly(queue)
@@ -275,8 +287,9 @@ def _run_interruptibly(queue: Any) -> list[Any]:
 class _Bars:
     """Two text progress bars on stderr (this clip, all clips); one line per clip when piped."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, encoder: str = "auto") -> None:
         self.count = count
+        self.encoder = encoder  # the --encoder asked for: its outcome is always shown
         self.tty = sys.stderr.isatty()
         self._last = ""
 
@@ -295,9 +308,17 @@ class _Bars:
             sys.stderr.write("\r\033[K")
         msg = f"clip {result.index}/{self.count} {result.status}"
         if result.status == "done":
-            msg += (f": {result.path.name} (starts at {result.real_start:.3f} s, "
-                    f"{result.real_duration:.3f} s)")
+            encoder = f", {result.encoder['name']}" if result.encoder else ""
+            msg += (f": {result.path.name} ({result.mode_used}{encoder}, starts at "
+                    f"{result.real_start:.3f} s, {result.real_duration:.3f} s)")
         progress(msg)
+        asked_hardware = self.encoder not in ("auto", "x264")
+        if result.encoder and (result.encoder["family"] != "x264" or asked_hardware):
+            progress(f"clip {result.index}/{self.count}: encoder {result.encoder['name']}: "
+                     f"{result.encoder['why']}")
+        if result.fallback:
+            progress(f"clip {result.index}/{self.count}: no smart cut, re-encoded in exact "
+                     f"mode: {result.fallback}")
 
     def close(self) -> None:
         if self.tty:

@@ -1,11 +1,15 @@
 """Export one clip with FFmpeg: plan, build the command, run it, place the file safely.
 
-Modes:
-- `exact` (the default): re-encode. The first frame is the first source frame at or after the
-  start and the duration is the asked one to within a frame; the presets (resize, crop, constant
-  frame rate) and burned subtitles need decoded frames anyway. It is the default because an
-  editor's in and out points are the product's promise, and the subtitles line up with no
-  surprises; on a laptop it runs at a few times real time for 1080p.
+Modes (presets.MODES; the default is presets.default_mode(preset)):
+- `smart` (the default for the `original` preset): frame-exact like `exact`, nearly as fast as
+  `fast`. Only the frames from the start to the next keyframe (and, where a copy cannot stop on
+  the end, from the last keyframe to the end) are re-encoded with the source's codec and
+  settings; the rest is copied (smart_cut). When the source does not allow it (another codec,
+  VFR, open GOPs, a clip inside one GOP, a result that does not check out...) the clip is
+  re-encoded in `exact` mode and ExportResult.fallback says why.
+- `exact` (the default for presets that resize): re-encode. The first frame is the first source
+  frame at or after the start and the duration is the asked one to within a frame; the presets
+  (resize, crop, constant frame rate) and burned subtitles need decoded frames anyway.
 - `fast`: stream copy. Nearly instant and lossless, but a copy can only begin on a keyframe, so the
   clip starts at the keyframe at or before the asked start (up to a GOP, often 2-10 s early). We
   find that keyframe first and report the real start and duration; sidecar and soft subtitles are
@@ -17,40 +21,42 @@ and only a complete file is renamed to its final name, never over an existing fi
 
 from __future__ import annotations
 
-import math
 import os
 import secrets
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
 import ffmpeg
 
-from marlin_desk.core.errors import BadInput, MarlinError
+from marlin_desk.core.errors import BadInput, Cancelled, MarlinError
 from marlin_desk.core.timeline import Event
 from marlin_desk.media import probe as _probe
-from marlin_desk.media.export_keyframes import keyframe_at_or_before, video_duration
+from marlin_desk.media.encoders import (
+    Encoder,
+    choose_encoder,
+    hardware_args,
+    input_args,
+    upload_filters,
+)
+from marlin_desk.media.export_keyframes import keyframe_at_or_before, seek_arg, video_duration
 from marlin_desk.media.export_run import CancelToken, run_ffmpeg
+from marlin_desk.media.export_spec import ClipSpec, ExportOptions, ExportResult, validate_clip
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.naming import (
-    DEFAULT_TEMPLATE,
     place_without_overwrite,
     render_name,
     temp_name,
 )
 from marlin_desk.media.presets import (
     DEFAULT_MODE,
-    DEFAULT_SPEED,
-    FILLS,
     MODES,
     SUBTITLE_MODES,
-    Fill,
     Mode,
-    SubtitleMode,
     apply_video_filters,
     audio_args,
     get_preset,
@@ -59,8 +65,14 @@ from marlin_desk.media.presets import (
     video_codec,
 )
 from marlin_desk.media.probe import VideoInfo
+from marlin_desk.media.smart_cut import (
+    SmartFallback,
+    SmartPlan,
+    plan_smart,
+    smart_blocker,
+    write_smart,
+)
 from marlin_desk.media.subtitles import (
-    BurnStyle,
     SubtitleStyle,
     build_cues,
     burn_in_ass,
@@ -71,66 +83,15 @@ from marlin_desk.media.subtitles import (
     write_text_file,
 )
 
+__all__ = [  # the spec types live in export_spec; importing them from here keeps working
+    "DEFAULT_MODE", "MODES", "SUBTITLE_MODES", "ClipPlan", "ClipSpec", "ExportOptions",
+    "ExportResult", "build_command", "export_clip", "plan_clip", "validate_clip",
+    "write_clip_subtitles",
+]
+
 # Codecs an MP4 can carry when streams are copied; anything else is copied into Matroska.
 _MP4_VIDEO = {"h264", "hevc", "av1", "vp9", "mpeg4", "mpeg2video", "mjpeg"}
 _MP4_AUDIO = {"aac", "mp3", "ac3", "eac3", "opus", "flac", "alac"}
-
-
-@dataclass(frozen=True)
-class ClipSpec:
-    """One clip to export: a span of the video in seconds (video time) and how to render it."""
-
-    start: float
-    end: float
-    description: str = ""
-    preset: str = "original"
-    mode: Mode = DEFAULT_MODE
-    fill: Fill | None = None  # None: the preset's default (crop for 9:16 and 1:1)
-    subtitles: SubtitleMode = "none"
-
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """Settings shared by every clip of a batch."""
-
-    out_dir: Path
-    name_template: str = DEFAULT_TEMPLATE
-    speed: str = DEFAULT_SPEED  # x264 preset
-    subtitle_style: SubtitleStyle = field(default_factory=SubtitleStyle)
-    burn_style: BurnStyle = field(default_factory=BurnStyle)
-    subtitle_language: str = "eng"
-
-
-@dataclass
-class ExportResult:
-    """What happened to one clip. `real_start`/`real_duration` describe the file as written."""
-
-    index: int
-    spec: ClipSpec
-    status: Literal["done", "cancelled", "failed", "pending"] = "pending"
-    path: Path | None = None
-    real_start: float = 0.0
-    real_duration: float = 0.0
-    subtitle_path: Path | None = None
-    error: str | None = None
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index, "status": self.status,
-            "path": None if self.path is None else str(self.path),
-            "start": round(self.spec.start, 3), "end": round(self.spec.end, 3),
-            "real_start": round(self.real_start, 3),
-            "real_duration": round(self.real_duration, 3),
-            "description": self.spec.description, "preset": self.spec.preset,
-            "mode": self.spec.mode, "subtitles": self.spec.subtitles,
-            "subtitle_path": None if self.subtitle_path is None else str(self.subtitle_path),
-            "error": self.error, "seconds": round(self.seconds, 3),
-        }
 
 
 @dataclass(frozen=True)
@@ -149,36 +110,6 @@ class ClipPlan:
     copy_audio: bool
 
 
-def validate_clip(spec: ClipSpec, info: VideoInfo) -> ClipSpec:
-    """The spec with its end clipped to the video, or BadInput saying what is wrong."""
-    label = f"clip {spec.start:g}-{spec.end:g}"
-    if not (math.isfinite(spec.start) and math.isfinite(spec.end)):
-        raise BadInput(f"{label}: times must be numbers")
-    if spec.start < 0 or spec.end <= spec.start:
-        raise BadInput(f"{label}: needs 0 <= start < end")
-    if spec.start >= info.duration:
-        raise BadInput(f"{label}: starts after the end of the video ({info.duration:.2f} s)")
-    preset = get_preset(spec.preset)
-    if spec.mode not in MODES:
-        raise BadInput(f"unknown mode {spec.mode!r}; use exact or fast")
-    if spec.subtitles not in SUBTITLE_MODES:
-        raise BadInput(f"unknown subtitles choice {spec.subtitles!r}; "
-                       f"use {', '.join(SUBTITLE_MODES)}")
-    if spec.fill is not None and spec.fill not in FILLS:
-        raise BadInput(f"unknown fill {spec.fill!r}; use {', '.join(FILLS)}")
-    if spec.mode == "fast" and preset.name != "original":
-        raise BadInput(f"{label}: fast mode copies the streams and cannot resize for the "
-                       f"{preset.name} preset; use exact mode")
-    if spec.mode == "fast" and spec.subtitles == "burn":
-        raise BadInput(f"{label}: burned subtitles need exact mode (fast mode copies frames)")
-    end = min(spec.end, info.duration)
-    frame = 1.0 / info.fps if info.fps > 0 else 0.04
-    if end - spec.start < frame / 2:
-        raise BadInput(f"{label}: shorter than one frame")
-    return ClipSpec(spec.start, end, spec.description, spec.preset, spec.mode, spec.fill,
-                    spec.subtitles)
-
-
 def plan_clip(video: str, spec: ClipSpec, info: VideoInfo) -> ClipPlan:
     """Decide the real start, container and rates of one clip (spec already validated).
 
@@ -190,9 +121,7 @@ def plan_clip(video: str, spec: ClipSpec, info: VideoInfo) -> ClipPlan:
     preset = get_preset(spec.preset)
     origin = info.start_time
     key = keyframe_at_or_before(video, origin + spec.start)
-    # Round up to the microsecond so FFmpeg's seek lands on this keyframe, not the one before.
-    seek_us = math.ceil(key * 1_000_000)
-    seek = f"{'-' if seek_us < 0 else ''}{abs(seek_us) // 1_000_000}.{abs(seek_us) % 1_000_000:06d}"
+    seek, seek_s = seek_arg(key)
     if spec.mode == "fast":
         real_start = max(0.0, float(key) - origin)
         mp4_ok = info.video_codec in _MP4_VIDEO
@@ -203,7 +132,7 @@ def plan_clip(video: str, spec: ClipSpec, info: VideoInfo) -> ClipPlan:
                         sub_codec, None, copy_audio)
     # Frames reach the filters at (source time - seek). Half a millisecond of slack keeps a
     # frame that sits exactly on the start from being lost to rounding.
-    skip = max(0.0, origin + spec.start - seek_us / 1_000_000 - 0.0005)
+    skip = max(0.0, origin + spec.start - seek_s - 0.0005)
     return ClipPlan(spec, spec.start, spec.end - spec.start, seek, skip, ".mp4", "mp4",
                     "mov_text", output_fps(info, preset), False)
 
@@ -219,8 +148,9 @@ def output_size(info: VideoInfo, spec: ClipSpec) -> tuple[int, int]:
 
 def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoInfo,
                   out_path: Path, options: ExportOptions, *, soft_subs: Path | None = None,
-                  burn_subs: Path | None = None) -> list[str]:
-    """The FFmpeg argument list (executable first) writing `out_path`."""
+                  burn_subs: Path | None = None, encoder: Encoder | None = None) -> list[str]:
+    """The FFmpeg argument list (executable first) writing `out_path`; a re-encode uses
+    `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265."""
     spec = plan.spec
     preset = get_preset(spec.preset)
     in_args: dict[str, Any] = {"seek_timestamp": 1, "ss": plan.seek}
@@ -244,9 +174,14 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
         v = apply_video_filters(v, preset, fill, plan.fps)
         if burn_subs is not None:
             v = v.filter("subtitles", filename=str(burn_subs))
-        streams.append(v)
         codec = video_codec(info, preset, binary.has_encoder("libx265"))
-        out_args.update(video_args(preset, codec, plan.fps, options.speed))
+        v_args = video_args(preset, codec, plan.fps, options.speed)
+        if encoder is not None and encoder.is_hardware:
+            for name, opts in upload_filters(encoder.family):
+                v = v.filter(name, **opts)
+            v_args = hardware_args(v_args, encoder, "hevc" if codec == "libx265" else "h264")
+        streams.append(v)
+        out_args.update(v_args)
         out_args["max_muxing_queue_size"] = 1024
         if info.has_audio:
             streams.append(src["a:0"].filter("atrim", start=f"{plan.skip:.6f}")
@@ -257,7 +192,9 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
         out_args["c:s"] = plan.subtitle_codec
         out_args["metadata:s:s:0"] = f"language={options.subtitle_language}"
     out = ffmpeg.output(*streams, _url(str(out_path)), **out_args)
-    return list(ffmpeg.compile(out, cmd=binary.path))
+    cmd = list(ffmpeg.compile(out, cmd=binary.path))
+    # The encoder's global options (a VAAPI device) go first, before any input or filter.
+    return [cmd[0], *(input_args(encoder.family) if encoder else []), *cmd[1:]]
 
 
 def _url(path: str) -> str:
@@ -283,55 +220,152 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
     if spec.subtitles != "none" and events is None:
         raise BadInput("subtitles need the video's events: analyse the video first")
     _check_tools(binary, spec)
-    plan = plan_clip(video, spec, info)
     out_dir = Path(os.path.abspath(options.out_dir))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BadInput(f"cannot create the output folder {out_dir}: "
                        f"{exc.strerror or exc}") from None
-    final = out_dir / render_name(options.name_template, video=video, index=index,
-                                  description=spec.description, start=plan.real_start,
-                                  end=plan.real_start + plan.duration, preset=spec.preset,
-                                  mode=spec.mode, ext=plan.ext)
-    tmp = temp_name(final, secrets.token_hex(4))
-    fps = float(plan.fps) if plan.fps else (info.fps or 24.0)
-    style = options.subtitle_style
-    try:
-        with tempfile.TemporaryDirectory(prefix="marlin-export-") as work:
-            soft = burn = None
-            if spec.subtitles in ("soft", "burn"):
-                clip_evs = clip_events(events or [], plan.real_start, plan.duration,
-                                       style.min_visible)
-                if spec.subtitles == "soft":
-                    soft = Path(work, "soft.srt")
-                    cues = build_cues(clip_evs, style, fps=fps, limit=plan.duration)
-                    write_text_file(soft, render(cues, "srt"))
-                else:
-                    w, h = output_size(info, spec)
-                    burn_rules = burn_style_for(style, w, h, options.burn_style)
-                    cues = build_cues(clip_evs, burn_rules, fps=fps, limit=plan.duration)
-                    burn = Path(work, "burn.ass")
-                    write_text_file(burn, burn_in_ass(cues, w, h, options.burn_style,
-                                                      burn_rules.max_chars_per_line))
-            cmd = build_command(binary, video, plan, info, tmp, options, soft_subs=soft,
-                                burn_subs=burn)
-            run_ffmpeg(cmd, plan.duration, on_progress, cancel)
-        real_duration = video_duration(str(tmp))
-        try:
-            path = place_without_overwrite(tmp, final)
-        except OSError as exc:
-            raise MarlinError(f"cannot name the finished clip {final.name} in {out_dir}: "
-                              f"{exc.strerror or exc}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    result = ExportResult(index, spec, "done", path, plan.real_start, real_duration)
-    if spec.subtitles in ("srt", "vtt"):
-        result.subtitle_path = write_clip_subtitles(events or [], path, spec.subtitles,
-                                                    plan.real_start, real_duration, style, fps)
+    job = _Job(video, info, binary, options, index, events, out_dir, _Rising(on_progress),
+               cancel)
+    fallback = None
+    if spec.mode == "smart":
+        fallback = smart_blocker(get_preset(spec.preset), spec.subtitles, info, binary)
+        if fallback is None:
+            try:
+                result = job.write(spec, "smart", plan_smart(video, info, spec.start, spec.end))
+            except SmartFallback as exc:
+                fallback = str(exc)
+            else:
+                result.seconds = time.monotonic() - t0
+                return result
+    result = job.write(spec, "fast" if spec.mode == "fast" else "exact")
+    result.fallback = fallback
     result.seconds = time.monotonic() - t0
     return result
+
+
+@dataclass
+class _Job:
+    """One clip's export, shared by the smart attempt and the exact or fast run."""
+
+    video: str
+    info: VideoInfo
+    binary: FFmpegBinary
+    options: ExportOptions
+    index: int
+    events: Sequence[Event] | None
+    out_dir: Path
+    on_progress: Callable[[float], None]
+    cancel: CancelToken | None
+
+    def write(self, spec: ClipSpec, mode: Mode, smart: SmartPlan | None = None) -> ExportResult:
+        """Write the clip in `mode` (smart needs its plan) and place it under its final name."""
+        info, options = self.info, self.options
+        plan = plan_clip(self.video, replace(spec, mode=mode if mode == "fast" else "exact"), info)
+        if smart is not None:
+            plan = replace(plan, duration=float(len(smart.frames) * smart.step
+                                                * smart.source.time_base))
+        final = self.out_dir / render_name(
+            options.name_template, video=self.video, index=self.index,
+            description=spec.description, start=plan.real_start,
+            end=plan.real_start + plan.duration, preset=spec.preset, mode=mode, ext=plan.ext)
+        tmp = temp_name(final, secrets.token_hex(4))
+        fps = float(plan.fps) if plan.fps else (info.fps or 24.0)
+        style = options.subtitle_style
+        details = None
+        used: Encoder | None = None
+        try:
+            with tempfile.TemporaryDirectory(prefix="marlin-export-") as work:
+                soft, burn = self._subtitle_files(spec, plan, Path(work), fps)
+                if smart is not None:
+                    details = write_smart(
+                        self.binary, self.video, smart, info, get_preset(spec.preset), tmp,
+                        Path(work), speed=options.speed, soft_subs=soft,
+                        subtitle_codec=plan.subtitle_codec,
+                        subtitle_language=options.subtitle_language,
+                        on_progress=self.on_progress, cancel=self.cancel).details
+                    used = Encoder(details["encoder"], "x264", "smart cut matches the source "
+                                   "with the software encoder of its codec")
+                else:
+                    used = self._run(spec, plan, tmp, soft, burn)
+            real_duration = video_duration(str(tmp))
+            try:
+                path = place_without_overwrite(tmp, final)
+            except OSError as exc:
+                raise MarlinError(f"cannot name the finished clip {final.name} in "
+                                  f"{self.out_dir}: {exc.strerror or exc}") from None
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        result = ExportResult(self.index, spec, "done", path, plan.real_start, real_duration,
+                              mode_used=mode, smart=details,
+                              encoder=None if used is None else used.to_json())
+        if spec.subtitles in ("srt", "vtt"):
+            result.subtitle_path = write_clip_subtitles(self.events or [], path, spec.subtitles,
+                                                        plan.real_start, real_duration, style,
+                                                        fps)
+        return result
+
+    def _run(self, spec: ClipSpec, plan: ClipPlan, tmp: Path, soft: Path | None,
+             burn: Path | None) -> Encoder | None:
+        """Run the exact or fast FFmpeg command; a hardware encoder that fails is replaced by
+        the software one. Returns the encoder that wrote the file (None for a copy)."""
+        encoder = None
+        if plan.fps is not None:
+            software = video_codec(self.info, get_preset(spec.preset),
+                                   self.binary.has_encoder("libx265"))
+            encoder = choose_encoder(self.binary, software, self.options.encoder)
+        cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
+                            soft_subs=soft, burn_subs=burn, encoder=encoder)
+        try:
+            run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
+        except Cancelled:
+            raise
+        except MarlinError as exc:
+            if encoder is None or not encoder.is_hardware:
+                raise
+            tmp.unlink(missing_ok=True)
+            encoder = Encoder(software, "x264", f"{encoder.name} failed ({exc}); using "
+                                                f"{software}")
+            cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
+                                soft_subs=soft, burn_subs=burn, encoder=encoder)
+            run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
+        return encoder
+
+    def _subtitle_files(self, spec: ClipSpec, plan: ClipPlan, work: Path,
+                        fps: float) -> tuple[Path | None, Path | None]:
+        """(soft subtitle SRT, burn-in ASS) written in `work` for this clip, as asked."""
+        if spec.subtitles not in ("soft", "burn"):
+            return None, None
+        style = self.options.subtitle_style
+        clip_evs = clip_events(self.events or [], plan.real_start, plan.duration,
+                               style.min_visible)
+        if spec.subtitles == "soft":
+            soft = work / "soft.srt"
+            write_text_file(soft, render(build_cues(clip_evs, style, fps=fps,
+                                                    limit=plan.duration), "srt"))
+            return soft, None
+        w, h = output_size(self.info, spec)
+        burn_rules = burn_style_for(style, w, h, self.options.burn_style)
+        cues = build_cues(clip_evs, burn_rules, fps=fps, limit=plan.duration)
+        burn = work / "burn.ass"
+        write_text_file(burn, burn_in_ass(cues, w, h, self.options.burn_style,
+                                          burn_rules.max_chars_per_line))
+        return None, burn
+
+
+class _Rising:
+    """Progress that never goes back (a smart attempt that falls back to exact restarts)."""
+
+    def __init__(self, report: Callable[[float], None] | None) -> None:
+        self.report = report
+        self.last = -1.0
+
+    def __call__(self, fraction: float) -> None:
+        if self.report is not None and fraction > self.last:
+            self.last = fraction
+            self.report(fraction)
 
 
 def write_clip_subtitles(events: Sequence[Event], clip_path: Path, fmt: Literal["srt", "vtt"],
@@ -344,7 +378,7 @@ def write_clip_subtitles(events: Sequence[Event], clip_path: Path, fmt: Literal[
 
 
 def _check_tools(binary: FFmpegBinary, spec: ClipSpec) -> None:
-    if spec.mode == "exact" and not binary.has_encoder("libx264"):
+    if spec.mode != "fast" and not binary.has_encoder("libx264"):
         raise MarlinError(f"the FFmpeg at {binary.path} has no libx264 encoder: install a full "
                           "FFmpeg build or set MARLIN_DESK_FFMPEG")
     if spec.subtitles == "burn" and not binary.has_filter("subtitles"):

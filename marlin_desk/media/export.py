@@ -6,8 +6,12 @@
                         on_progress=lambda i, clip, overall: ...)
     results = queue.run()          # queue.cancel(i) / queue.cancel() from another thread
 
-The default mode is `exact` (re-encode, frame-accurate in and out points); `fast` copies streams
-and starts on the keyframe before the asked start (the real start is reported). See clip_export.
+Modes (MODES, MODE_LABELS, default_mode(preset): the one vocabulary for the CLI and the GUI):
+`smart` (the default for the original preset) re-encodes only up to the first keyframe and
+copies the rest, frame-accurate; it falls back to `exact` when the source does not allow it and
+says why (ExportResult.fallback). `exact` re-encodes everything (the default for presets that
+resize); `fast` copies streams and starts on the keyframe before the asked start (the real start
+is reported). See clip_export and smart_cut.
 """
 
 from marlin_desk.media.chapters import Chapter, format_chapters, youtube_chapters
@@ -28,7 +32,7 @@ from marlin_desk.media.export_queue import (
 )
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.naming import DEFAULT_TEMPLATE, render_name, safe_filename
-from marlin_desk.media.presets import FILLS, PRESETS, Preset
+from marlin_desk.media.presets import FILLS, MODE_LABELS, PRESETS, Preset, default_mode
 from marlin_desk.media.subtitles import (
     BurnStyle,
     Cue,
@@ -40,7 +44,8 @@ from marlin_desk.media.subtitles import (
 )
 
 __all__ = [
-    "DEFAULT_MODE", "DEFAULT_TEMPLATE", "FILLS", "MODES", "PRESETS", "SUBTITLE_MODES",
+    "DEFAULT_MODE", "DEFAULT_TEMPLATE", "FILLS", "MODES", "MODE_LABELS", "PRESETS",
+    "SUBTITLE_MODES", "default_mode",
     "BurnStyle", "Chapter", "ClipSpec", "Cue", "ExportOptions", "ExportQueue", "ExportResult",
     "FFmpegBinary", "Preset", "SubtitleStyle", "build_cues", "check_free_space", "clip_events",
     "estimate_bytes", "export_clip", "export_clips", "find_ffmpeg", "format_chapters",

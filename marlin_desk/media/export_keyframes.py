@@ -68,6 +68,16 @@ def _scan(container: av.container.InputContainer, stream: av.video.stream.VideoS
     return best
 
 
+def seek_arg(key: Fraction) -> tuple[str, float]:
+    """FFmpeg's `-ss` (with `-seek_timestamp 1`) for a keyframe time, and that time in seconds.
+
+    Rounded up to the microsecond so FFmpeg's seek lands on this keyframe, not the one before.
+    """
+    us = math.ceil(key * 1_000_000)
+    text = f"{'-' if us < 0 else ''}{abs(us) // 1_000_000}.{abs(us) % 1_000_000:06d}"
+    return text, us / 1_000_000
+
+
 def video_duration(path: str) -> float:
     """Seconds a player shows of the first video stream of a file we wrote: from the first
     frame's time to the end of the last one.

@@ -25,12 +25,19 @@ if TYPE_CHECKING:  # kept light: the CLI reads the choices below without loading
 Fill = Literal["crop", "blur", "pad"]
 FILLS: tuple[str, ...] = ("crop", "blur", "pad")
 
-# Export modes (see clip_export for why exact is the default) and subtitle choices.
-Mode = Literal["exact", "fast"]
+# Export modes (clip_export says what each does) and subtitle choices: the one list the CLI and
+# the GUI read. `smart` is the default where the picture is kept as it is (the `original`
+# preset); presets that resize or crop re-encode every frame anyway, so they default to `exact`.
+Mode = Literal["exact", "smart", "fast"]
 SubtitleMode = Literal["none", "srt", "vtt", "soft", "burn"]
-MODES: tuple[str, ...] = ("exact", "fast")
+MODES: tuple[str, ...] = ("exact", "smart", "fast")
+MODE_LABELS: dict[str, str] = {
+    "exact": "Exact (re-encode everything, frame-accurate)",
+    "smart": "Smart (re-encode to the first keyframe, copy the rest; frame-accurate)",
+    "fast": "Fast (copy streams, starts on a keyframe)",
+}
 SUBTITLE_MODES: tuple[str, ...] = ("none", "srt", "vtt", "soft", "burn")
-DEFAULT_MODE: Mode = "exact"
+DEFAULT_MODE: Mode = "smart"
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,14 @@ _STANDARD_RATES = [Fraction(24000, 1001), Fraction(24), Fraction(25), Fraction(3
 # it is refused; `veryfast` keeps High profile and is about 3x faster than `medium`.
 X264_SPEEDS = ("superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow")
 DEFAULT_SPEED = "veryfast"
+
+
+def default_mode(preset: str) -> Mode:
+    """The mode an export uses unless told otherwise: smart for presets that keep the source
+    picture (it falls back to exact, with the reason, when the source does not allow it),
+    exact for presets that resize or crop."""
+    keeps_picture = get_preset(preset).width is None
+    return DEFAULT_MODE if keeps_picture else "exact"
 
 
 def get_preset(name: str) -> Preset:

@@ -30,7 +30,7 @@ def source_frames(videos: Videos) -> list[tuple[float, np.ndarray]]:
 def test_exact_clip_is_frame_accurate(videos: Videos, out_dir: Path, source_frames) -> None:
     before = sha256(videos.main)
     progress: list[float] = []
-    r = export_clip(videos.main, ClipSpec(1.51, 3.51), ExportOptions(out_dir),
+    r = export_clip(videos.main, ClipSpec(1.51, 3.51, mode="exact"), ExportOptions(out_dir),
                     on_progress=progress.append)
     assert r.status == "done" and r.path is not None and r.path.parent == out_dir
     assert r.real_start == pytest.approx(1.51)
@@ -70,7 +70,7 @@ def test_fast_clip_on_a_keyframe_starts_there(videos: Videos, out_dir: Path) -> 
 def test_rotated_phone_video_comes_out_upright(videos: Videos, out_dir: Path, ffprobe) -> None:
     info = probe(str(videos.rotated))
     assert info.rotation in (90, 270) and (info.width, info.height) == (240, 320)
-    r = export_clip(videos.rotated, ClipSpec(0.0, 1.0), ExportOptions(out_dir))
+    r = export_clip(videos.rotated, ClipSpec(0.0, 1.0, mode="exact"), ExportOptions(out_dir))
     v = stream(ffprobe_json(ffprobe, r.path), "video")
     assert (v["width"], v["height"]) == (240, 320)
     assert not any("rotation" in sd and sd["rotation"] for sd in v.get("side_data_list", []))
@@ -117,7 +117,7 @@ def test_audio_is_cut_with_the_video(videos: Videos, out_dir: Path, ffprobe) -> 
 
 
 def test_anamorphic_source_gets_square_pixels(videos: Videos, out_dir: Path, ffprobe) -> None:
-    r = export_clip(videos.anamorphic, ClipSpec(0.0, 0.5), ExportOptions(out_dir))
+    r = export_clip(videos.anamorphic, ClipSpec(0.0, 0.5, mode="exact"), ExportOptions(out_dir))
     v = stream(ffprobe_json(ffprobe, r.path), "video")
     assert (v["width"], v["height"]) == (426, 240)
     assert v.get("sample_aspect_ratio", "1:1") in ("1:1", "0:1")

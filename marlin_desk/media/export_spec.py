@@ -1,0 +1,120 @@
+"""What one clip export is: the spec (a span and how to render it), the batch-wide options,
+the result as written, and the checks a spec must pass before anything runs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from marlin_desk.core.errors import BadInput
+from marlin_desk.media.encoders import DEFAULT_ENCODER
+from marlin_desk.media.naming import DEFAULT_TEMPLATE
+from marlin_desk.media.presets import (
+    DEFAULT_MODE,
+    DEFAULT_SPEED,
+    FILLS,
+    MODES,
+    SUBTITLE_MODES,
+    Fill,
+    Mode,
+    SubtitleMode,
+    get_preset,
+)
+from marlin_desk.media.probe import VideoInfo
+from marlin_desk.media.subtitles import BurnStyle, SubtitleStyle
+
+
+@dataclass(frozen=True)
+class ClipSpec:
+    """One clip to export: a span of the video in seconds (video time) and how to render it."""
+
+    start: float
+    end: float
+    description: str = ""
+    preset: str = "original"
+    mode: Mode = DEFAULT_MODE
+    fill: Fill | None = None  # None: the preset's default (crop for 9:16 and 1:1)
+    subtitles: SubtitleMode = "none"
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """Settings shared by every clip of a batch."""
+
+    out_dir: Path
+    name_template: str = DEFAULT_TEMPLATE
+    speed: str = DEFAULT_SPEED  # x264 preset
+    subtitle_style: SubtitleStyle = field(default_factory=SubtitleStyle)
+    burn_style: BurnStyle = field(default_factory=BurnStyle)
+    subtitle_language: str = "eng"
+    encoder: str = DEFAULT_ENCODER  # for re-encodes: auto, x264 or a hardware family
+
+
+@dataclass
+class ExportResult:
+    """What happened to one clip. `real_start`/`real_duration` describe the file as written."""
+
+    index: int
+    spec: ClipSpec
+    status: Literal["done", "cancelled", "failed", "pending"] = "pending"
+    path: Path | None = None
+    real_start: float = 0.0
+    real_duration: float = 0.0
+    subtitle_path: Path | None = None
+    error: str | None = None
+    seconds: float = 0.0
+    mode_used: str = ""  # the mode that wrote the file: smart, exact or fast
+    fallback: str | None = None  # why smart mode re-encoded the whole clip instead
+    smart: dict[str, Any] | None = None  # what a smart cut re-encoded and copied
+    encoder: dict[str, Any] | None = None  # the video encoder that ran and why (None: a copy)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "status": self.status,
+            "path": None if self.path is None else str(self.path),
+            "start": round(self.spec.start, 3), "end": round(self.spec.end, 3),
+            "real_start": round(self.real_start, 3),
+            "real_duration": round(self.real_duration, 3),
+            "description": self.spec.description, "preset": self.spec.preset,
+            "mode": self.spec.mode, "subtitles": self.spec.subtitles,
+            "subtitle_path": None if self.subtitle_path is None else str(self.subtitle_path),
+            "error": self.error, "seconds": round(self.seconds, 3),
+            "mode_used": self.mode_used or None, "fallback_reason": self.fallback,
+            "smart": self.smart, "encoder": self.encoder,
+        }
+
+
+def validate_clip(spec: ClipSpec, info: VideoInfo) -> ClipSpec:
+    """The spec with its end clipped to the video, or BadInput saying what is wrong."""
+    label = f"clip {spec.start:g}-{spec.end:g}"
+    if not (math.isfinite(spec.start) and math.isfinite(spec.end)):
+        raise BadInput(f"{label}: times must be numbers")
+    if spec.start < 0 or spec.end <= spec.start:
+        raise BadInput(f"{label}: needs 0 <= start < end")
+    if spec.start >= info.duration:
+        raise BadInput(f"{label}: starts after the end of the video ({info.duration:.2f} s)")
+    preset = get_preset(spec.preset)
+    if spec.mode not in MODES:
+        raise BadInput(f"unknown mode {spec.mode!r}; use {', '.join(MODES)}")
+    if spec.subtitles not in SUBTITLE_MODES:
+        raise BadInput(f"unknown subtitles choice {spec.subtitles!r}; "
+                       f"use {', '.join(SUBTITLE_MODES)}")
+    if spec.fill is not None and spec.fill not in FILLS:
+        raise BadInput(f"unknown fill {spec.fill!r}; use {', '.join(FILLS)}")
+    if spec.mode == "fast" and preset.name != "original":
+        raise BadInput(f"{label}: fast mode copies the streams and cannot resize for the "
+                       f"{preset.name} preset; use exact mode")
+    if spec.mode == "fast" and spec.subtitles == "burn":
+        raise BadInput(f"{label}: burned subtitles need exact mode (fast mode copies frames)")
+    end = min(spec.end, info.duration)
+    frame = 1.0 / info.fps if info.fps > 0 else 0.04
+    if end - spec.start < frame / 2:
+        raise BadInput(f"{label}: shorter than one frame")
+    return ClipSpec(spec.start, end, spec.description, spec.preset, spec.mode, spec.fill,
+                    spec.subtitles)
