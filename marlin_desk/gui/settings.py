@@ -87,6 +87,20 @@ class Settings:
         value = self.get("export_dir")
         return Path(value) if value else Path.home() / "Marlin Desk exports"
 
+    EXPORT_CHOICES = ("preset", "fill", "mode", "encoder", "subtitles")
+
+    def export_choices(self) -> dict[str, Any]:
+        """The export dialog's last choices (and its folder), as it offers them again."""
+        out = {k: self._q.value(f"export/{k}") for k in self.EXPORT_CHOICES}
+        return {k: (None if v in ("", "None") else v) for k, v in out.items()}
+
+    def set_export_choices(self, choices: dict[str, Any]) -> None:
+        for key in self.EXPORT_CHOICES:
+            self._q.setValue(f"export/{key}", "" if choices.get(key) is None else choices[key])
+        if choices.get("out_dir"):
+            self._q.setValue("export_dir", choices["out_dir"])
+        self._q.sync()
+
     def recent_files(self) -> list[str]:
         value = self._q.value("recent_files", [])
         if isinstance(value, str):

@@ -46,14 +46,15 @@ def test_export_dialog_writes_srt_from_the_edited_events(qtbot, make_window, sam
     dialog = w.exports.dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.folder.text() == str(w.settings.export_dir)  # the default: Preferences
-    assert dialog.mode.currentData() == "exact"  # the default mode
+    assert dialog.mode.currentData() == "auto"  # the default: smart where the preset allows
     dialog.set_choice(dialog.subtitles, "srt")
     dialog.folder.setText(str(tmp_path / "out"))
     _click(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
     qtbot.waitUntil(lambda: w.exports.results is not None, timeout=180_000)
     (result,) = w.exports.results
     assert result.status == "done", (w.errors, result.error)
-    assert result.spec.subtitles == "srt" and result.spec.mode == "exact"
+    assert result.spec.subtitles == "srt" and result.spec.mode == "smart"
+    assert result.mode_used in ("smart", "exact")  # exact, with the reason, when it must
     assert result.path.parent == tmp_path / "out"
     srt = result.subtitle_path
     assert srt is not None and srt.is_file() and srt.suffix == ".srt"
@@ -63,7 +64,7 @@ def test_export_dialog_writes_srt_from_the_edited_events(qtbot, make_window, sam
     assert any("the edited goal" in t for t in texts), texts
     assert not any("a green screen" in t for t in texts), texts
     goal = next(line for line in subs if "the edited goal" in line.plaintext)
-    shift = result.real_start  # video time of the clip's first frame (1.5 s in exact mode)
+    shift = result.real_start  # video time of the clip's first frame (1.5 s: frame-exact)
     assert shift == pytest.approx(1.5, abs=0.05)
     assert goal.start == pytest.approx((2.0 - shift) * 1000, abs=60)
     assert goal.end == pytest.approx((3.9 - shift) * 1000, abs=60)
@@ -103,20 +104,47 @@ def test_export_dialog_choices(qtbot, make_window) -> None:
     d = ExportDialog(2, "/tmp/x", has_events=True, parent=w)
     qtbot.addWidget(d)
     assert d.choices() == {"out_dir": "/tmp/x", "preset": None, "fill": "crop",
-                           "mode": "exact", "subtitles": "none"}
+                           "mode": "auto", "encoder": "auto", "subtitles": "none"}
     d.set_choice(d.preset, "youtube")
     assert not d.fill.isEnabled()  # fill only matters for 9:16 and 1:1
     d.set_choice(d.preset, "reels")
     d.set_choice(d.fill, "blur")
     d.set_choice(d.subtitles, "burn")
     assert d.fill.isEnabled()
+    d.set_choice(d.mode, "exact")
     assert d.choices() == {"out_dir": "/tmp/x", "preset": "reels", "fill": "blur",
-                           "mode": "exact", "subtitles": "burn"}
+                           "mode": "exact", "encoder": "auto", "subtitles": "burn"}
     d.set_choice(d.mode, "fast")  # stream copy: no resize, no burned subtitles
     assert d.choices()["preset"] == "original" and d.choices()["subtitles"] == "none"
     assert not d.preset.isEnabled() and not d.fill.isEnabled()
     with pytest.raises(ValueError):
         d.set_choice(d.subtitles, "ass")
+
+
+def test_the_export_dialog_offers_the_last_choices_again(qtbot, make_window, settings,
+                                                         sample_video, tmp_path) -> None:
+    """Folder, preset, fill, mode, encoder and subtitles are kept between exports (and
+    across restarts: they are in the settings file)."""
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.doc.set_marks(0.5, 1.5)
+    w.add_clip_from_marks()
+    w.exports.request([c.id for c in w.doc.clips])
+    d = w.exports.dialog
+    d.set_choice(d.preset, "reels")
+    d.set_choice(d.fill, "blur")
+    d.set_choice(d.mode, "exact")
+    d.set_choice(d.encoder, "x264")
+    d.set_choice(d.subtitles, "vtt")
+    d.folder.setText(str(tmp_path / "reels"))
+    chosen = d.choices()
+    _click(qtbot, d, QDialogButtonBox.StandardButton.Ok)
+    qtbot.waitUntil(lambda: w.exports.results is not None, timeout=180_000)
+    assert w.exports.results[0].status == "done", w.exports.results[0].error
+    w.exports.request([c.id for c in w.doc.clips])
+    again = w.exports.dialog
+    assert again is not d and again.choices() == chosen
+    again.reject()
 
 
 # -- events --------------------------------------------------------------------------------------

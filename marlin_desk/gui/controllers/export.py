@@ -3,6 +3,7 @@ bin and the status bar, and the outcome in plain words."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -15,6 +16,9 @@ from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.panels.clips import ClipsPanel
 from marlin_desk.gui.settings import Settings
 from marlin_desk.gui.statusbar import JobBar
+from marlin_desk.media.encoders import DEFAULT_ENCODER
+from marlin_desk.media.export import ClipSpec, ExportOptions
+from marlin_desk.media.presets import default_mode
 
 
 class ExportController(QObject):
@@ -50,16 +54,22 @@ class ExportController(QObject):
         from marlin_desk.gui.dialogs.export import ExportDialog
 
         dialog = ExportDialog(len(ids), str(self.settings.export_dir), bool(self.doc.events),
-                              self.window)
-        dialog.accepted.connect(lambda: self.export(list(ids), **dialog.choices()))
+                              self.window, last=self.settings.export_choices())
+        dialog.accepted.connect(lambda: self._accepted(list(ids), dialog.choices()))
         dialog.finished.connect(dialog.deleteLater)
         self.dialog = dialog
         dialog.open()
 
+    def _accepted(self, ids: list[str], choices: dict[str, Any]) -> None:
+        self.settings.set_export_choices(choices)  # offered again next time
+        self.export(ids, **choices)
+
     def export(self, ids: list[str], out_dir: str | None = None, *, preset: str | None = None,
-               fill: str | None = None, mode: str = "exact", subtitles: str = "none") -> bool:
-        """Export the clips; `preset` None keeps each clip's own. Subtitles are made from the
-        events as edited in the Events panel (the export layer times them from each clip)."""
+               fill: str | None = None, mode: str = "auto", subtitles: str = "none",
+               encoder: str = DEFAULT_ENCODER) -> bool:
+        """Export the clips; `preset` None keeps each clip's own; mode "auto" is the media
+        layer's default for each clip's preset. Subtitles are made from the events as edited
+        in the Events panel (the export layer times them from each clip)."""
         if not ids:
             self.notifier.error("There are no clips to export: add some to the clip bin first.")
             return False
@@ -69,18 +79,18 @@ class ExportController(QObject):
         if not self.doc.video:
             self.notifier.error("Open a video before exporting clips.")
             return False
-        from marlin_desk.media.export import ClipSpec
-
         clips = [self.doc.clip(i) for i in ids]
         specs = []
         for c in clips:
             p = preset or c.preset
-            specs.append(ClipSpec(c.start, c.end, c.name, preset=p, mode=mode,  # type: ignore[arg-type]
+            clip_mode = default_mode(p) if mode == "auto" else mode
+            specs.append(ClipSpec(c.start, c.end, c.name, preset=p, mode=clip_mode,  # type: ignore[arg-type]
                                   fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
                                   subtitles=subtitles))  # type: ignore[arg-type]
         target = out_dir or str(self.settings.export_dir)
         try:
-            worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self)
+            worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self,
+                                  options=ExportOptions(Path(target), encoder=encoder))
         except (MarlinError, OSError, ValueError) as exc:
             self.notifier.error(f"The export could not start: {exc}")
             return False

@@ -1,5 +1,7 @@
 """Export options, chosen per export: preset (or each clip's own), fill for the vertical and
-square presets, mode, subtitles and the output folder (the default comes from Preferences)."""
+square presets, mode, encoder, subtitles and the output folder. The choices come from the media
+layer's vocabulary (presets.MODES, encoders.ENCODER_CHOICES), and the last ones are offered
+again next time (gui/settings.py keeps them)."""
 
 from __future__ import annotations
 
@@ -19,11 +21,17 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.gui.panels.clips import preset_names
+from marlin_desk.media.encoders import ENCODER_CHOICES
+from marlin_desk.media.presets import MODE_LABELS, MODES
 
 PER_CLIP = "per clip (as in the bin)"
 FILL_CHOICES = (("crop", "Crop to fill"), ("blur", "Blurred background"))
-MODE_CHOICES = (("exact", "Exact (re-encode, frame-accurate)"),
-                ("fast", "Fast (copy streams, starts on a keyframe)"))
+# "auto": smart where the preset keeps the picture, exact where it resizes (presets.default_mode)
+MODE_CHOICES = (("auto", "Best for each clip (smart, or exact for resized presets)"),
+                *((mode, MODE_LABELS[mode]) for mode in MODES))
+ENCODER_LABELS = {"auto": "Best on this computer (GPU encoder when it works)",
+                  "x264": "Software (libx264)"}
+ENCODER_CHOICES_SHOWN = tuple((e, ENCODER_LABELS.get(e, e.upper())) for e in ENCODER_CHOICES)
 SUBTITLE_CHOICES = (("none", "None"), ("srt", "SRT file beside the clip"),
                     ("vtt", "WebVTT file beside the clip"), ("soft", "Soft track in the clip"),
                     ("burn", "Burned into the picture"))
@@ -39,10 +47,10 @@ def _combo(choices: tuple[tuple[str, str], ...], name: str) -> QComboBox:
 
 class ExportDialog(QDialog):
     """Ask how to export `count` clips; `choices()` gives the keyword arguments of
-    MainWindow.export_clips."""
+    ExportController.export."""
 
     def __init__(self, count: int, out_dir: str, has_events: bool,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, last: dict[str, Any] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Export {count} clip{'s' if count != 1 else ''}")
         self.preset = QComboBox()
@@ -53,6 +61,9 @@ class ExportDialog(QDialog):
         self.fill = _combo(FILL_CHOICES, "Fill")
         self.fill.setToolTip("How 9:16 and 1:1 clips are filled from a wider picture")
         self.mode = _combo(MODE_CHOICES, "Mode")
+        self.encoder = _combo(ENCODER_CHOICES_SHOWN, "Encoder")
+        self.encoder.setToolTip("Used for the clips that are re-encoded (resized presets, "
+                                "burned subtitles); smart cuts match the source with software")
         self.subtitles = _combo(SUBTITLE_CHOICES, "Subtitles")
         self.subtitles.setToolTip("Made from the events as edited in the Events panel, "
                                   "timed from each clip's start")
@@ -67,6 +78,7 @@ class ExportDialog(QDialog):
         form.addRow("Preset", self.preset)
         form.addRow("Fill (9:16, 1:1)", self.fill)
         form.addRow("Mode", self.mode)
+        form.addRow("Encoder", self.encoder)
         form.addRow("Subtitles", self.subtitles)
         form.addRow("Output folder", row)
         if not has_events:
@@ -81,7 +93,18 @@ class ExportDialog(QDialog):
         form.addRow(self.buttons)
         self.preset.currentIndexChanged.connect(self._update_fill)
         self.mode.currentIndexChanged.connect(self._update_mode)
+        self._restore(last or {})
         self._update_fill()
+
+    def _restore(self, last: dict[str, Any]) -> None:
+        """The choices of the last export (a value that is no longer offered is skipped)."""
+        for box, key in ((self.preset, "preset"), (self.fill, "fill"), (self.mode, "mode"),
+                         (self.encoder, "encoder"), (self.subtitles, "subtitles")):
+            value = last.get(key)
+            if value not in (None, "") and box.findData(value) >= 0:
+                self.set_choice(box, value)
+        if last.get("preset") in (None, "") and self.preset.findData(None) >= 0:
+            self.preset.setCurrentIndex(self.preset.findData(None))
 
     def _update_fill(self) -> None:
         preset = self.preset.currentData()
@@ -116,4 +139,5 @@ class ExportDialog(QDialog):
     def choices(self) -> dict[str, Any]:
         return {"out_dir": self.folder.text().strip() or None,
                 "preset": self.preset.currentData(), "fill": self.fill.currentData(),
-                "mode": self.mode.currentData(), "subtitles": self.subtitles.currentData()}
+                "mode": self.mode.currentData(), "encoder": self.encoder.currentData(),
+                "subtitles": self.subtitles.currentData()}
