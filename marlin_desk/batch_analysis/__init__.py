@@ -1,7 +1,7 @@
 """Batch analysis of a video library: every video analysed (and searched) through the cache,
 its results written as files beside it or in an output folder.
 
-A sibling of workflows.py and built only on its public API (open_video, analyze, find), core,
+A sibling of workflows and built only on its public API (open_video, analyze, find), core,
 media and store, so the CLI (`marlin-desk batch`) and any later app dialog behave the same.
 
 Decisions, and why:

@@ -6,5 +6,5 @@ in the best windows). The CLI (`marlin-desk library`) and the app call the same 
   stack is imported, so `library list` runs at once);
 - marlin_desk.library.search: search_library (and stage_one), LibraryHit, SearchResult.
 
-Sits beside workflows.py and reaches the model only through it; see docs/library.md.
+Sits beside workflows and reaches the model only through it; see docs/library.md.
 """

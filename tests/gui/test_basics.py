@@ -258,7 +258,6 @@ def test_timeline_paints_thousands_of_events(qtbot, make_window) -> None:
 
 
 def test_export_writes_the_clips(qtbot, make_window, sample_video, tmp_path) -> None:
-    pytest.importorskip("marlin_desk.media.export")
     w = make_window()
     open_and_wait(qtbot, w, sample_video)
     w.doc.set_results("x", [Span(1.0, 2.0, -0.3)])

@@ -75,7 +75,6 @@ def test_export_dialog_writes_srt_from_the_edited_events(qtbot, make_window, sam
 
 def test_export_choices_reach_each_clip_and_one_clip_can_be_cancelled(
         qtbot, make_window, sample_video, tmp_path) -> None:
-    pytest.importorskip("marlin_desk.media.export")
     w = make_window()
     open_and_wait(qtbot, w, sample_video)
     for a, b in ((0.5, 1.5), (2.0, 3.0)):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from marlin_desk.dev.videos import make_video
 from marlin_desk.library import scan
 from marlin_desk.library.search import INDEX, MODEL, search_library
 from marlin_desk.store import AnalysisCache
 from marlin_desk.workflows import JobSettings, analyze, find, find_in_windows, open_video
-from marlin_desk.dev.videos import make_video
 from training.data import COLOURS
 
 TINY = Path(__file__).resolve().parents[2] / "resources" / "models" / "marlin-tiny-trained"

@@ -1,70 +1,34 @@
 """What the commands and the app do with a video: analyse and search it through the analysis
 cache, loading the model only when the cache cannot answer.
-
-This sits above engine/ and store/ (which may not import each other); the CLI and the GUI
-worker both call it, so the two behave the same.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from marlin_desk.core import options
-from marlin_desk.core import project as projfile
-from marlin_desk.core.budget import TRAINING_BUDGET, VideoBudget
+from marlin_desk.core.budget import TRAINING_BUDGET
 from marlin_desk.core.errors import BadInput
-from marlin_desk.core.prompts import CAPTION_MAX_NEW_TOKENS
 from marlin_desk.core.timeline import Analysis, WindowResult
 from marlin_desk.core.windows import plan_windows
 from marlin_desk.media.probe import VideoInfo, probe
-from marlin_desk.models import ModelChoice, choose_model
 from marlin_desk.store.cache import AnalysisCache
-from marlin_desk.store.fingerprint import CacheKey, fingerprint
+from marlin_desk.store.fingerprint import CacheKey
+from marlin_desk.workflows.settings import (
+    JobSettings,
+    connect_server,
+    is_remote,
+    model_identity,
+    open_engine,
+)
 
 log = logging.getLogger(__name__)
 
+
 LONG_RUN_SECONDS = 120.0  # CPU runs estimated longer than this are announced
-PROMPT_VERSION = 1  # bump when the prompts or their parsing change what is cached
-
-
-@dataclass(frozen=True)
-class ServerSettings:
-    """Where `--backend remote` sends the windows (an OpenAI-compatible server, e.g. vLLM)."""
-
-    url: str
-    served_model: str | None = None  # None: the server's only model (asked at open)
-    api_key: str | None = None
-    windows_in_flight: int = options.DEFAULT_WINDOWS_IN_FLIGHT
-    clip_dir: str | None = None  # a folder the server reads too: file URLs instead of uploads
-    timeout: float | None = None  # seconds per request (None: the client's default)
-
-
-@dataclass
-class JobSettings:
-    """Everything that decides an answer, hence part of the cache key."""
-
-    model: str
-    device: str = options.DEFAULT_DEVICE
-    window: float = options.DEFAULT_WINDOW_SECONDS
-    overlap: float = options.DEFAULT_OVERLAP_SECONDS
-    revision: str | None = None
-    budget: VideoBudget = TRAINING_BUDGET
-    caption_tokens: int = CAPTION_MAX_NEW_TOKENS  # a smaller cap gives shorter, other answers
-    # options.BACKENDS. Not in cache_settings: what it changes in the answers is the numeric
-    # precision, which is the cache key's own `precision` field.
-    backend: str = options.DEFAULT_BACKEND
-    server: ServerSettings | None = None  # with backend "remote"
-    choice: ModelChoice | None = None  # why this model (not part of the key)
-
-    def cache_settings(self) -> dict[str, Any]:
-        return {"window": self.window, "overlap": self.overlap, "budget": self.budget.to_dict(),
-                "prompts": PROMPT_VERSION, "caption_tokens": self.caption_tokens}
 
 
 @dataclass
@@ -122,85 +86,11 @@ class Workbench:
             self.key = dataclasses.replace(self.key, precision=precision)
 
 
-def is_remote(settings: JobSettings) -> bool:
-    return settings.backend == "remote"
-
-
-def job_settings(*, model: str | None = None, backend: str = options.DEFAULT_BACKEND,
-                 device: str = options.DEFAULT_DEVICE,
-                 window: float = options.DEFAULT_WINDOW_SECONDS,
-                 overlap: float = options.DEFAULT_OVERLAP_SECONDS, revision: str | None = None,
-                 caption_tokens: int | None = None, server: ServerSettings | None = None,
-                 ) -> JobSettings:
-    """The settings of a job from the user's options, as the commands and the app both take
-    them: a server URL means the remote backend; no model means the one `choose_model` picks
-    (pulled Marlin-2B, the hub cache, else the demo model, with the reason)."""
-    if backend not in options.BACKENDS:
-        raise BadInput(f"unknown backend {backend!r}: use one of {', '.join(options.BACKENDS)}")
-    if device not in options.DEVICES:
-        raise BadInput(f"unknown device {device!r}: use one of {', '.join(options.DEVICES)}")
-    if server is not None and server.url and backend == options.DEFAULT_BACKEND:
-        backend = "remote"
-    choice = None
-    if backend == "remote":
-        if server is None or not server.url:
-            raise BadInput("the remote backend needs the server's address (http://HOST:PORT/v1)"
-                           ": set it in Preferences, or pass --url")
-        if server.windows_in_flight < 1:
-            raise BadInput("the windows in flight must be at least 1")
-        model = server.served_model or ""
-    else:
-        choice = choose_model(model, revision=revision)
-        model = choice.model
-        server = None
-    return JobSettings(model=model or "", device=device, window=window, overlap=overlap,
-                       revision=revision, backend=backend, server=server, choice=choice,
-                       caption_tokens=caption_tokens or CAPTION_MAX_NEW_TOKENS)
-
-
-def open_engine(settings: JobSettings) -> Any:
-    """Load the model for these settings through the backend chain (GPTQ, NF4, BF16, FP32 ...
-    falling back by itself), or connect to the server; `why` says which model and why."""
-    if is_remote(settings):
-        return connect_server(settings)
-    from marlin_desk.engine.backends import load_best
-
-    engine = load_best(settings.model, settings.backend, settings.device,
-                       revision=settings.revision)
-    if settings.choice is not None and settings.choice.source != "user":  # the app chose it
-        engine.why = f"{settings.choice.why}; {engine.why}".strip("; ")
-    return engine
-
-
-def connect_server(settings: JobSettings) -> Any:
-    """The remote engine for these settings: checks the server answers and serves the model."""
-    from marlin_desk.remote.session import connect
-
-    server = settings.server
-    if server is None or not server.url:
-        raise BadInput("the remote backend needs the server's address (http://HOST:PORT/v1)"
-                       ": set it in Preferences, or pass --url")
-    return connect(server.url, server.served_model, api_key=server.api_key,
-                   concurrency=server.windows_in_flight, clip_dir=server.clip_dir,
-                   timeout=server.timeout)
-
-
 def _served_name(settings: JobSettings, engine: Any) -> str:
     if engine is not None:
         return engine.served.name
     assert settings.server is not None and settings.server.served_model is not None
     return settings.server.served_model
-
-
-def model_identity(model: str, revision: str | None) -> tuple[str, str]:
-    """(model id, revision) for the cache key. A local folder is identified by its path and a
-    fingerprint of its weights, so replacing the weights invalidates its analyses."""
-    folder = Path(model).expanduser()
-    if folder.is_dir():
-        weights = sorted(folder.glob("*.safetensors"))
-        digest = fingerprint(str(weights[0]))[:16] if weights else "no-weights"
-        return str(folder.resolve()), f"local:{digest}"
-    return model, revision or "default"
 
 
 def open_video(video: str, settings: JobSettings, *, use_cache: bool = True,
@@ -370,46 +260,6 @@ def find(bench: Workbench, queries: list[str], *, top: int | None = None,
     return results
 
 
-@dataclass
-class OpenedVideo:
-    """A video as the app and `subtitles`/`export --events` open it: probed, fingerprinted and
-    with its most recent complete analysis from the cache, if any (no model)."""
-
-    info: VideoInfo
-    fingerprint: str = ""
-    analysis: Analysis | None = None
-    ref: dict[str, Any] | None = None  # analysis_ref of the cached analysis
-
-
-def analysis_ref(key: CacheKey) -> dict[str, Any]:
-    """What a project stores to find its analysis again in the cache."""
-    return {"fingerprint": key.fingerprint, "model_id": key.model_id, "revision": key.revision,
-            "precision": key.precision, "settings": key.settings, "key": key.digest()}
-
-
-def open_cached(video: str, cache: AnalysisCache | None = None, *,
-                info: VideoInfo | None = None) -> OpenedVideo:
-    """Probe (clear errors for bad files), fingerprint, and find the cached analysis. A cache
-    problem never stops the open: the video opens without its analysis."""
-    opened = OpenedVideo(info if info is not None else probe(video))
-    try:
-        opened.fingerprint = fingerprint(video)
-    except OSError as exc:
-        log.info("cannot fingerprint %s: %s", video, exc)
-    if cache is None:
-        return opened
-    try:
-        for entry in cache.lookup(video):
-            if entry.complete:
-                analysis = cache.get_analysis(entry.key)
-                if analysis is not None:
-                    opened.analysis, opened.ref = analysis, analysis_ref(entry.key)
-                    break
-    except Exception as exc:  # noqa: BLE001 - the cache is an optimisation
-        log.info("cache look-up failed for %s: %s", video, exc)
-    return opened
-
-
 def find_in_windows(bench: Workbench, query: str, windows: Collection[int], *,
                     should_stop: Callable[[], bool] | None = None) -> Any:
     """Marlin's find for one query in these windows only (the library search's refine stage),
@@ -428,53 +278,3 @@ def find_in_windows(bench: Workbench, query: str, windows: Collection[int], *,
     return pipeline.find(session, [query], bench.settings.window, bench.settings.overlap,
                          should_stop=should_stop, concurrency=session.max_concurrency,
                          only=wanted)[0]
-
-
-def cached_analysis(video: str) -> Analysis | None:
-    """The most recent complete analysis of this file (found by content), with no model."""
-    return open_cached(video, AnalysisCache()).analysis
-
-
-def video_work_path(fingerprint: str) -> Path:
-    """Where the app keeps a video's own project (its clip bin and edited events), by content:
-    reopening the video, even moved or renamed, brings its clips back."""
-    from marlin_desk.paths import data_dir
-
-    return data_dir() / "videos" / f"{fingerprint}{projfile.SUFFIX}"
-
-
-def saved_project(video: str, fingerprint: str | None = None) -> projfile.Project | None:
-    """The video's saved work: its own project in the app's folder, else a `<name>.marlin`
-    project beside it (what Save As suggests). None when there is neither."""
-    from marlin_desk.store.fingerprint import fingerprint as content_fingerprint
-
-    candidates = []
-    try:
-        candidates.append(video_work_path(fingerprint or content_fingerprint(video)))
-    except OSError as exc:
-        log.info("no fingerprint for %s: %s", video, exc)
-    candidates.append(Path(video).with_suffix(projfile.SUFFIX))
-    for path in candidates:
-        if not path.is_file():
-            continue
-        try:
-            project = projfile.load(path)
-        except Exception as exc:  # noqa: BLE001 - a damaged file is skipped, and said
-            log.warning("cannot read the saved project %s: %s", path, exc)
-            continue
-        try:  # a project beside the video may be about another file of the same name
-            if os.path.samefile(project.video, video):
-                return project
-        except OSError:
-            continue
-    return None
-
-
-def cached_spans(video: str, query: str) -> list[Any] | None:
-    """Spans found earlier for `query` in this file (most recent analysis settings first)."""
-    cache = AnalysisCache()
-    for entry in cache.lookup(video):
-        hit = cache.get_find(entry.key, query)
-        if hit is not None:
-            return hit.spans
-    return None
