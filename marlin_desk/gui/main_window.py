@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -38,6 +39,7 @@ from marlin_desk.gui.controllers.project import ProjectController
 from marlin_desk.gui.controllers.video import VideoController
 from marlin_desk.gui.controllers.views import ViewSync
 from marlin_desk.gui.document import Document
+from marlin_desk.gui.keys import FocusedButtonKeys
 from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.panels.clips import ClipsPanel
 from marlin_desk.gui.panels.events import EventsPanel
@@ -46,6 +48,7 @@ from marlin_desk.gui.panels.search import SearchPanel
 from marlin_desk.gui.player import PlayerWidget
 from marlin_desk.gui.settings import Settings
 from marlin_desk.gui.statusbar import JobBar
+from marlin_desk.gui.timefmt import count
 from marlin_desk.gui.timeline import TimelineWidget
 from marlin_desk.gui.worker import EngineClient
 from marlin_desk.paths import data_dir
@@ -74,6 +77,7 @@ class MainWindow(QMainWindow):
                  autoload_model: bool = True, model: str | None = None,
                  confirm: Callable[[str], bool] | None = None,
                  ask_save: Callable[[str], str] | None = None,
+                 ask_quit_export: Callable[[], str] | None = None,
                  autosave_dir: str | os.PathLike[str] | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -88,8 +92,9 @@ class MainWindow(QMainWindow):
         self.notifier = Notifier(self.messages, self.notice, self)
         self.edits = EditsController(self.doc, self.undo_stack,
                                      lambda: str(self.settings.get("default_preset")), self)
-        self.model_jobs = ModelJobs(self.engine, self.doc, self.settings, self.notifier,
-                                    self.jobs, self.model_label, self.search_panel, model, self)
+        self.model_jobs = ModelJobs(self.engine, self.doc, self.undo_stack, self.settings,
+                                    self.notifier, self.jobs, self.model_label,
+                                    self.search_panel, model, self)
         self.video = VideoController(self.doc, self.player, self.timeline, self.jobs,
                                      self.notifier, self.cache, self)
         self.exports = ExportController(self.doc, self.settings, self.notifier, self.jobs,
@@ -101,8 +106,14 @@ class MainWindow(QMainWindow):
             self.doc, self.undo_stack, self.notifier, self,
             Path(autosave_dir) if autosave_dir else data_dir() / "autosave",
             lambda: self.player.position, ask_save=ask_save, confirm=confirm, parent=self)
+        self.ask_quit_export = ask_quit_export or self.exports.ask_before_quit
+        self._quit_after_export = False
         self._build_menus()
         self._connect()
+        self._button_keys = FocusedButtonKeys(self)
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self._button_keys)
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setInterval(max(5, int(self.settings.get("autosave_seconds"))) * 1000)
         self.autosave_timer.timeout.connect(self.project.autosave)
@@ -142,7 +153,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.search_dock, self.events_dock, self.clips_dock], [260, 300, 240],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.search_dock], [460], Qt.Orientation.Horizontal)
-        self.model_label = QLabel("Model: not loaded")
+        self.model_label = QLabel("Model: not loaded yet")
         self.model_label.setAccessibleName("Model status")
         self.jobs = JobBar(self)
         self.notice = QLabel("")
@@ -298,7 +309,7 @@ class MainWindow(QMainWindow):
         if opened.analysis is not None:
             self.doc.set_analysis(opened.analysis, opened.ref)
             self.notifier.notice(f"Opened {Path(self.doc.video).name}: its analysis came from "
-                                 f"the cache ({len(opened.analysis.events)} events).")
+                                 f"the cache ({count(len(opened.analysis.events), 'event')}).")
         playhead = self.project.apply(project)
         if playhead:
             self.views.seek(playhead)
@@ -335,11 +346,13 @@ class MainWindow(QMainWindow):
     # -- glue for the menus: the playhead and the selections come from the views ----------------
     @Slot()
     def mark_in(self) -> None:
-        self.edits.mark_in(self.timeline.playhead)
+        """At the frame on screen (not the player's clock, which lags after a pause)."""
+        self.edits.mark_in(self.player.position)
 
     @Slot()
     def mark_out(self) -> None:
-        self.edits.mark_out(self.timeline.playhead)
+        """After the frame on screen, so the clip keeps it (End then O: the whole video)."""
+        self.edits.mark_out(self.player.frame_end())
 
     @Slot()
     def add_clip_from_marks(self) -> Clip | None:
@@ -355,7 +368,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def add_event(self, description: str = "New event") -> int | None:
-        row = self.edits.add_event(self.timeline.playhead, description)
+        row = self.edits.add_event(self.player.position, description)
         if row is not None:  # selected, so its description can be typed at once
             self.views.select_event(row)
         return row
@@ -389,7 +402,23 @@ class MainWindow(QMainWindow):
         self.engine.shutdown()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
+        if self.exports.running and not self._quit_after_export:
+            answer = self.ask_quit_export()
+            if answer == "wait":  # close by itself once the last clip is written
+                self._quit_after_export = True
+                self.exports.finishedAll.connect(self.close)
+                self.notifier.notice("Marlin Desk will close when the export has finished.")
+            elif answer == "cancel":
+                self.exports.cancel()
+                self.exports.wait()
+            if answer != "cancel":
+                event.ignore()
+                return
+        elif self.exports.running:  # waiting for the export: not yet
+            event.ignore()
+            return
         if not self.project.confirm_discard("quitting"):
+            self._quit_after_export = False
             event.ignore()
             return
         self.settings.set_geometry(self.saveGeometry())

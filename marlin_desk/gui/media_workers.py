@@ -139,9 +139,10 @@ class ThumbnailWorker(_Worker):
                 container.seek(int((target + self.start_time) / tb), stream=stream,
                                backward=True)
                 for frame in container.decode(stream):
-                    if frame.time is not None and float(frame.time) - self.start_time >= target:
-                        image = frame_to_qimage(frame, self.height, self.rotation)
-                        self.thumbnail.emit(target, image)
+                    t = None if frame.time is None else float(frame.time) - self.start_time
+                    if t is not None and t >= target:  # at its own time, not the target's
+                        self.thumbnail.emit(t, frame_to_qimage(frame, self.height,
+                                                               self.rotation))
                         break
                     if self.cancelled:
                         return

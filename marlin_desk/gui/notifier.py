@@ -50,3 +50,4 @@ class Notifier(QObject):
     def clear(self) -> None:
         self.bar.hide()
         self.status.clear()
+        self.last_error = ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSizeF, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPainter
-from PySide6.QtMultimedia import QAudioOutput, QMediaDevices, QMediaPlayer
+from PySide6.QtMultimedia import QAudioOutput, QMediaDevices, QMediaPlayer, QVideoFrame
 from PySide6.QtMultimediaWidgets import QGraphicsVideoItem
 from PySide6.QtWidgets import (
     QGraphicsScene,
@@ -82,6 +82,10 @@ class PlayerWidget(QWidget):
             self.player.setAudioOutput(self.audio)
         self.video_item = QGraphicsVideoItem()
         self.player.setVideoOutput(self.video_item)
+        # The frame on screen, not the player's clock: after a pause the clock is a frame or
+        # two behind the picture, and marks must land on the frame the editor sees.
+        self._shown: float | None = None
+        self.video_item.videoSink().videoFrameChanged.connect(self._on_frame)
         self.view = VideoView(self.video_item, self)
         self.view.setAccessibleName("Video")
 
@@ -145,6 +149,7 @@ class PlayerWidget(QWidget):
     def open(self, path: str, fps: float = 25.0) -> None:
         self.fps = fps or 25.0
         self._loop = None
+        self._shown = None
         self.player.setSource(QUrl.fromLocalFile(path))
         self.player.pause()  # shows the first frame; setPosition works from here
 
@@ -152,10 +157,18 @@ class PlayerWidget(QWidget):
         self.stop_shuttle()
         self.player.stop()
         self.player.setSource(QUrl())
+        self._shown = None
+        self.time_label.setText(f"{fmt_time(0.0)} / {fmt_time(0.0)}")
 
     @property
     def position(self) -> float:
-        return self.player.position() / 1000.0
+        """The time of the frame on screen (the player's clock until the first frame shows)."""
+        return self._shown if self._shown is not None else self.player.position() / 1000.0
+
+    def frame_end(self) -> float:
+        """Where the frame on screen ends: an Out mark here keeps that frame in the clip."""
+        end = self.position + 1.0 / self.fps
+        return min(end, self.duration) if self.duration > 0 else end
 
     @property
     def duration(self) -> float:
@@ -173,7 +186,8 @@ class PlayerWidget(QWidget):
         if self.duration > 0:
             target = min(target, self.duration)
         self.player.setPosition(int(round(target * 1000)))
-        self.positionChanged.emit(max(0.0, seconds))
+        self._shown = max(0.0, seconds)  # until the frame itself arrives
+        self._show_time(self._shown)
 
     # -- transport -------------------------------------------------------------------------
     @Slot()
@@ -257,10 +271,20 @@ class PlayerWidget(QWidget):
     # -- player signals ----------------------------------------------------------------------
     @Slot("qint64")
     def _on_position(self, ms: int) -> None:
+        """The player's clock: only for looping; every time shown comes from the frames."""
         t = ms / 1000.0
         if self._loop and self.playing and t >= self._loop[1]:
             self.player.setPosition(int(self._loop[0] * 1000))
+
+    @Slot(QVideoFrame)
+    def _on_frame(self, frame: QVideoFrame) -> None:
+        start = frame.startTime()
+        if start < 0 or not frame.isValid():
             return
+        self._shown = start / 1_000_000
+        self._show_time(self._shown)
+
+    def _show_time(self, t: float) -> None:
         self.time_label.setText(f"{fmt_time(t)} / {fmt_time(self.duration)}")
         self.positionChanged.emit(t)
 

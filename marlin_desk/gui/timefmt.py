@@ -31,3 +31,8 @@ def parse_time(text: str) -> float:
     for i, p in enumerate(reversed(parts)):
         value += int(p) * 60 ** (i + 1)
     return value
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 clip", "3 clips", "1 moment"."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtGui import QUndoCommand
 
 from marlin_desk.core.project import Clip
-from marlin_desk.core.timeline import Event
+from marlin_desk.core.timeline import Analysis, Event
 from marlin_desk.gui.document import Document
 
 
@@ -102,3 +104,21 @@ class MoveClip(QUndoCommand):
 
     def undo(self) -> None:
         self.doc.move_clip(self.clip_id, self.frm)
+
+
+class ReplaceAnalysis(QUndoCommand):
+    """A re-analysis that replaced the events: Undo brings the earlier result back."""
+
+    def __init__(self, doc: Document, analysis: Analysis, ref: dict[str, Any] | None) -> None:
+        super().__init__("Re-analyse")
+        self.doc, self.new, self.new_ref = doc, analysis, ref
+        self.old = (doc.analysis, doc.analysis_ref, list(doc.events), doc.events_edited)
+
+    def redo(self) -> None:
+        self.doc.set_analysis(self.new, self.new_ref, keep_edits=True)
+
+    def undo(self) -> None:
+        analysis, ref, events, edited = self.old
+        self.doc.set_analysis(analysis, ref)
+        if edited:
+            self.doc.set_events(events, edited=True)

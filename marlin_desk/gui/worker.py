@@ -175,14 +175,14 @@ class ModelWorker(QObject):
 
         request: AnalyseRequest = job.request  # type: ignore[assignment]
         bench = self._bench(request)
-        if not request.resume and bench.cache is not None:
-            bench.cache.discard(bench.key)
-        done = bench.cache.windows_done(bench.key) if bench.cache is not None else {}
+        fresh = not request.resume  # Re-analyse: the old result stays until this one is whole
+        done = bench.cache.windows_done(bench.key) if bench.cache is not None and not fresh \
+            else {}
         self.progress.emit(job.id, len(done), bench.total_windows, -1.0,
                            "; ".join(bench.notes) or "sampling frames")
         analysis, _cached = analyze(bench, on_window=lambda r: self.window.emit(job.id, r),
                                     on_progress=self._progress_reporter(job),
-                                    should_stop=job.cancel.is_set)
+                                    should_stop=job.cancel.is_set, fresh=fresh)
         ref = analysis_ref(bench.key) if bench.cache is not None else None
         return AnalyseResult(analysis, ref, len(done))
 

@@ -129,14 +129,17 @@ class ServerClient:
             return ServerFailed(f"{where} did not answer in time, even after retries")
         if isinstance(exc, openai.APIConnectionError):
             reason = _root_cause(exc)
-            return ServerUnreachable(f"cannot reach {where} ({reason}); is it running? Start it "
-                                     f"as docs/serving.md shows, or check --url")
+            return ServerUnreachable(f"cannot reach {where} ({reason}); is it running? Check "
+                                     f"the server address (Preferences > Server URL in the app, "
+                                     f"--url on the command line)")
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return ModelUnavailable(f"{where} refused the API key (HTTP {exc.status_code}); pass "
-                                    f"--api-key or set MARLIN_API_KEY")
+            return ModelUnavailable(f"{where} refused the API key (HTTP {exc.status_code}); "
+                                    f"check it (Preferences > Server API key in the app, "
+                                    f"--api-key or MARLIN_API_KEY on the command line)")
         if isinstance(exc, openai.NotFoundError) and model is not None:
-            return ModelNotServed(f"{where} does not serve {model!r}: {_message(exc)} (see "
-                                  f"`marlin-desk analyze --backend remote --served-model`)")
+            return ModelNotServed(f"{where} does not serve {model!r}: {_message(exc)} (choose "
+                                  f"the served model: Preferences > Served model, or "
+                                  f"--served-model)")
         if isinstance(exc, openai.BadRequestError):
             message = _message(exc)
             if "trust-request-mm-kwargs" in message:

@@ -61,7 +61,7 @@ class RemoteEngine:
 
     @property
     def why(self) -> str:
-        return f"--backend remote: {self.served.name!r} served at {self.client.url}"
+        return f"the remote backend: {self.served.name!r} served at {self.client.url}"
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.served.root, "served_model": self.served.name,

@@ -152,17 +152,21 @@ def _fit_window_to_model(settings: JobSettings) -> tuple[JobSettings, str]:
 
 def analyze(bench: Workbench, *, on_window: Callable[[WindowResult], None] | None = None,
             on_progress: Callable[[Any], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> tuple[Analysis, bool]:
+            should_stop: Callable[[], bool] | None = None,
+            fresh: bool = False) -> tuple[Analysis, bool]:
     """The video's analysis and whether it came whole from the cache. Finished windows are
-    stored one by one, so an interrupted analysis resumes where it stopped."""
+    stored one by one, so an interrupted analysis resumes where it stopped.
+
+    `fresh`: analyse every window again (Re-analyse). The cache keeps the old complete
+    analysis until the new one is complete: a cancelled re-analysis loses nothing."""
     from marlin_desk.engine import pipeline
 
     cache = bench.cache
-    if cache is not None:
+    if cache is not None and not fresh:
         cached = cache.get_analysis(bench.key)
         if cached is not None:
             return cached, True
-    done = cache.windows_done(bench.key) if cache is not None else {}
+    done = cache.windows_done(bench.key) if cache is not None and not fresh else {}
     if done and on_window:
         for result in sorted(done.values(), key=lambda r: r.index):
             on_window(result)
@@ -175,7 +179,7 @@ def analyze(bench: Workbench, *, on_window: Callable[[WindowResult], None] | Non
 
     key = bench.key
     session = bench.ensure_session()
-    if bench.key != key and cache is not None:  # a backend fallback changed the precision
+    if bench.key != key and cache is not None and not fresh:  # a fallback changed the precision
         cached = cache.get_analysis(bench.key)
         if cached is not None:
             return cached, True

@@ -65,7 +65,8 @@ def make_window(qtbot: Any, settings: Any, tmp_path: Path) -> Callable[..., Any]
         window = MainWindow(settings,
                             cache=AnalysisCache(tmp_path / "cache.sqlite") if cache else None,
                             autoload_model=False, model=model, confirm=lambda _q: True, **kw)
-        qtbot.addWidget(window)
+        # workers stop even when a test leaves the window refusing to close (unsaved work)
+        qtbot.addWidget(window, before_close_func=lambda w: w.shutdown())
         window.resize(1200, 800)
         window.show()
         window.activateWindow()  # on a real X server, shortcuts go to the active window only

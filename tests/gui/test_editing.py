@@ -152,7 +152,7 @@ def test_add_and_delete_events_with_undo_redo(qtbot, make_window, sample_video) 
     open_and_wait(qtbot, w, sample_video)
     w.doc.set_analysis(KNOWN)
     # at the playhead (no marks): 2 s long, in time order, selected, on the timeline
-    w.timeline.set_playhead(1.6)
+    w.views.seek(1.6)
     qtbot.mouseClick(w.events_panel.add_button, Qt.MouseButton.LeftButton)
     assert len(w.doc.events) == 4
     assert w.doc.events[1] == Event(1.6, 3.6, "New event")

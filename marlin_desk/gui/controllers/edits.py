@@ -73,7 +73,7 @@ class EditsController(QObject):
         if a is None or b is None or b <= a:
             self.refused.emit("Set an In mark (I) before an Out mark (O) to make a clip.")
             return None
-        clip = Clip(a, b, f"Clip {fmt_time(a, millis=False)}", self.default_preset(), "marks")
+        clip = Clip(a, b, _marks_name(a), self.default_preset(), "marks")
         self.stack.push(undo.AddClips(self.doc, [clip]))
         return clip
 
@@ -100,8 +100,12 @@ class EditsController(QObject):
     @Slot(str, float, float)
     def trim_clip(self, clip_id: str, start: float, end: float) -> None:
         clip = self.doc.clip(clip_id)
-        if (clip.start, clip.end) != (start, end):
-            self.stack.push(undo.ChangeClip(self.doc, clip.with_times(start, end), "Trim clip"))
+        if (clip.start, clip.end) == (start, end):
+            return
+        trimmed = clip.with_times(start, end)
+        if clip.name == _marks_name(clip.start):  # a name the app gave follows its In
+            trimmed = trimmed.renamed(_marks_name(start))
+        self.stack.push(undo.ChangeClip(self.doc, trimmed, "Trim clip"))
 
     @Slot(str, str)
     def rename_clip(self, clip_id: str, name: str) -> None:
@@ -123,3 +127,7 @@ class EditsController(QObject):
     def delete_clips(self, ids: list[str]) -> None:
         if ids:
             self.stack.push(undo.RemoveClips(self.doc, list(ids)))
+
+
+def _marks_name(start: float) -> str:
+    return f"Clip {fmt_time(start, millis=False)}"

@@ -16,13 +16,17 @@ from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.panels.clips import ClipsPanel
 from marlin_desk.gui.settings import Settings
 from marlin_desk.gui.statusbar import JobBar
+from marlin_desk.gui.timefmt import count
 from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.export import ClipSpec, ExportOptions
 from marlin_desk.media.presets import default_mode
 
+WAIT, CANCEL_EXPORT, STAY = "wait", "cancel", "stay"
+
 
 class ExportController(QObject):
     exportDone = Signal(object)  # list[ExportResult]
+    finishedAll = Signal()  # the export thread has ended (a quit may wait for it)
 
     def __init__(self, doc: Document, settings: Settings, notifier: Notifier, jobs: JobBar,
                  clips: ClipsPanel, clips_dock: QDockWidget, window: QWidget,
@@ -41,6 +45,24 @@ class ExportController(QObject):
     @property
     def running(self) -> bool:
         return self.worker is not None
+
+    def ask_before_quit(self) -> str:
+        """An export runs and the editor quits: wait for it (the app closes when it is done),
+        cancel it and quit, or keep working."""
+        from PySide6.QtWidgets import QMessageBox
+
+        left = len(self.clips.export_progress.bars)
+        box = QMessageBox(QMessageBox.Icon.Question, "An export is running",
+                          f"Marlin Desk is still exporting {left} clip{'s' * (left != 1)}.",
+                          parent=self.window)
+        box.setInformativeText("Quit when it is done, or cancel it and quit now? Clips "
+                               "already exported are kept.")
+        wait = box.addButton("Quit When Done", QMessageBox.ButtonRole.AcceptRole)
+        cancel = box.addButton("Cancel Export and Quit", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("Keep Working", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(wait)
+        box.exec()
+        return {wait: WAIT, cancel: CANCEL_EXPORT}.get(box.clickedButton(), STAY)
 
     @Slot(list)
     def request(self, ids: list[str]) -> None:
@@ -102,7 +124,7 @@ class ExportController(QObject):
         self.worker, self.results = worker, None
         self.clips_dock.show()
         self.clips.export_progress.start([c.name for c in clips])
-        self.jobs.add("export", f"Exporting {len(specs)} clips", worker.cancel)
+        self.jobs.add("export", f"Exporting {count(len(specs), 'clip')}", worker.cancel)
         worker.start()
         return True
 
@@ -136,13 +158,13 @@ class ExportController(QObject):
         done = [r for r in res if r.status == "done"]
         failed = [r for r in res if r.status == "failed"]
         if failed:
-            self.notifier.error(f"{len(failed)} of {len(res)} clips failed to export: "
+            self.notifier.error(f"{len(failed)} of {count(len(res), 'clip')} failed to export: "
                                 f"{failed[0].error}")
         elif done:
             folder = done[0].path.parent if done[0].path else ""
             skipped = len(res) - len(done)
             more = f" ({skipped} cancelled)" if skipped else ""
-            self.notifier.notice(f"Exported {len(done)} clips to {folder}{more}")
+            self.notifier.notice(f"Exported {count(len(done), 'clip')} to {folder}{more}")
         else:
             self.notifier.transient("Export cancelled", 5000)
         self.exportDone.emit(res)
@@ -159,3 +181,4 @@ class ExportController(QObject):
         if self.worker is not None:
             self.worker.deleteLater()
         self.worker = None
+        self.finishedAll.emit()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QLabel
 
 from marlin_desk.core.timeline import Event
@@ -21,6 +22,8 @@ from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.panels.search import SearchPanel
 from marlin_desk.gui.settings import Settings
 from marlin_desk.gui.statusbar import JobBar
+from marlin_desk.gui.timefmt import count
+from marlin_desk.gui.undo import ReplaceAnalysis
 from marlin_desk.gui.worker import EngineClient
 from marlin_desk.gui.worker_protocol import (
     AnalyseRequest,
@@ -30,19 +33,23 @@ from marlin_desk.gui.worker_protocol import (
     LoadRequest,
     ModelReady,
 )
+from marlin_desk.resources import demo_model
 
 FLUSH_MS = 100
+LOAD_FAILED = "The model could not be loaded"
 
 
 class ModelJobs(QObject):
     analysisFinished = Signal(object)  # Analysis
     findFinished = Signal(str, object)  # query, spans
 
-    def __init__(self, engine: EngineClient, doc: Document, settings: Settings,
-                 notifier: Notifier, jobs: JobBar, model_label: QLabel, search: SearchPanel,
-                 model_override: str | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, engine: EngineClient, doc: Document, stack: QUndoStack,
+                 settings: Settings, notifier: Notifier, jobs: JobBar, model_label: QLabel,
+                 search: SearchPanel, model_override: str | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.engine, self.doc, self.settings, self.notifier = engine, doc, settings, notifier
+        self.stack = stack
         self.jobs, self.model_label, self.search = jobs, model_label, search
         self.model_override = model_override
         self.model_info: dict[str, Any] | None = None
@@ -50,6 +57,7 @@ class ModelJobs(QObject):
         self.analysis_job: int | None = None
         self.find_job: int | None = None
         self.windows_done = 0
+        self.replacing = False  # a re-analysis of a video whose events are shown
         self._pending: list[Event] = []
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
@@ -85,7 +93,9 @@ class ModelJobs(QObject):
             return self.analysis_job
         self._ensure_model()
         self.windows_done = 0
-        if not self.doc.events_edited:
+        # a re-analysis keeps what is shown until its result is whole (then it is one Undo)
+        self.replacing = bool(self.doc.events) and not resume
+        if not self.doc.events_edited and not self.replacing:
             self.doc.set_analysis(None)
         self.analysis_job = self.engine.submit(AnalyseRequest(
             self.doc.video, self.doc.info, window=float(self.settings.get("window_seconds")),
@@ -126,6 +136,7 @@ class ModelJobs(QObject):
         """Another video opens: its jobs stop and their late results are dropped."""
         self.cancel_video_jobs()
         self.analysis_job = self.find_job = None
+        self.replacing = False
         self._pending = []
 
     def busy_with_model(self) -> bool:
@@ -152,7 +163,7 @@ class ModelJobs(QObject):
     @Slot()
     def _flush_events(self) -> None:
         events, self._pending = self._pending, []
-        if events and self.analysis_job is not None:
+        if events and self.analysis_job is not None and not self.replacing:
             self.doc.add_partial_events(events)
 
     @Slot(int, object, object)
@@ -163,10 +174,14 @@ class ModelJobs(QObject):
         elif isinstance(result, AnalyseResult) and job == self.analysis_job:
             self.analysis_job = None
             self._pending = []  # the whole analysis replaces the partial events
-            self.doc.set_analysis(result.analysis, result.ref, keep_edits=True)
+            if self.replacing:
+                self.stack.push(ReplaceAnalysis(self.doc, result.analysis, result.ref))
+            else:
+                self.doc.set_analysis(result.analysis, result.ref, keep_edits=True)
+            self.replacing = False
             self.notifier.transient(
-                f"Analysis done: {len(result.analysis.events)} events in "
-                f"{len(result.analysis.windows)} windows")
+                f"Analysis done: {count(len(result.analysis.events), 'event')} in "
+                f"{count(len(result.analysis.windows), 'window')}")
             self.analysisFinished.emit(result.analysis)
         elif isinstance(result, FindResult) and job == self.find_job:
             self.find_job = None
@@ -176,22 +191,30 @@ class ModelJobs(QObject):
             self.findFinished.emit(result.query, result.spans)
 
     def _show_model(self, info: dict[str, Any]) -> None:
+        """A short line (which model, how it runs); the whole reason and path in the tooltip.
+        A message about an earlier failed load goes: this one worked."""
         self.model_info = info
-        name = Path(str(info.get("model", ""))).name or info.get("model")
-        self.model_label.setText(
-            f"{info.get('backend')} · {info.get('device')} · {info.get('dtype')} · {name} — "
-            f"{info.get('why')}")
-        self.model_label.setToolTip(str(info.get("model")))
+        model = str(info.get("model", ""))
+        demo = model == str(demo_model())
+        name = "demo model (coloured screens only)" if demo else (Path(model).name or model)
+        if info.get("url"):  # the remote backend: which server answers
+            name = f"{info.get('served_model') or name} at {info['url']}"
+        self.model_label.setText(f"Model: {name} · {info.get('backend')} · {info.get('device')}"
+                                 f" · {info.get('dtype')}")
+        self.model_label.setToolTip(f"{model}\n{info.get('why') or ''}".strip())
+        if self.notifier.last_error.startswith(LOAD_FAILED):
+            self.notifier.clear()
 
     @Slot(int, object, str)
     def _on_failed(self, job: int, request: object, message: str) -> None:
         self.jobs.remove(("model", job))
         if isinstance(request, LoadRequest):
             self.model_label.setText("Model: not loaded (see the message above)")
-            self.notifier.error(f"The model could not be loaded: {message}")
+            self.notifier.error(f"{LOAD_FAILED}: {message}")
         elif isinstance(request, AnalyseRequest):
             if job == self.analysis_job:
                 self.analysis_job = None
+                self.replacing = False
             self.notifier.error(f"The analysis stopped: {message}")
         elif isinstance(request, FindRequest):
             if job == self.find_job:
@@ -204,6 +227,9 @@ class ModelJobs(QObject):
         self.jobs.remove(("model", job))
         if job == self.analysis_job:
             self.analysis_job = None
+            if self.replacing:
+                self.notifier.transient("Re-analysis cancelled: the earlier events are kept", 8000)
+            self.replacing = False
         if job == self.find_job:
             self.find_job = None
             self.search.set_busy(False, "Search cancelled.")

@@ -26,6 +26,7 @@ class ViewSync(QObject):
         timeline.eventClicked.connect(self._on_timeline_event)
         timeline.resultClicked.connect(self.preview_result)
         timeline.clipClicked.connect(clips.select_id)
+        timeline.trimPreviewed.connect(self._show_edge)
         doc.eventsChanged.connect(self._on_events_changed)
         doc.clipsChanged.connect(self._on_clips_changed)
         doc.resultsChanged.connect(self._on_results_changed)
@@ -64,6 +65,14 @@ class ViewSync(QObject):
         if not rows and self.timeline.selected_event is not None:
             rows = [self.timeline.selected_event]
         return rows
+
+    @Slot(str, float)
+    def _show_edge(self, which: str, t: float) -> None:
+        """While a clip edge is dragged the viewer shows the edge frame: the first frame of the
+        clip at its In, the last frame kept at its Out."""
+        if which == "end":
+            t = max(0.0, t - 1.0 / self.player.fps)
+        self.seek(t)
 
     @Slot(int)
     def _on_timeline_event(self, index: int) -> None:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from marlin_desk.gui.panels.clips import preset_names
+from marlin_desk.gui.panels.clips import preset_label, preset_names
 from marlin_desk.media.encoders import ENCODER_CHOICES
 from marlin_desk.media.presets import MODE_LABELS, MODES
 
@@ -57,7 +57,7 @@ class ExportDialog(QDialog):
         self.preset.setAccessibleName("Preset")
         self.preset.addItem(PER_CLIP, None)
         for name in preset_names():
-            self.preset.addItem(name, name)
+            self.preset.addItem(preset_label(name), name)
         self.fill = _combo(FILL_CHOICES, "Fill")
         self.fill.setToolTip("How 9:16 and 1:1 clips are filled from a wider picture")
         self.mode = _combo(MODE_CHOICES, "Mode")

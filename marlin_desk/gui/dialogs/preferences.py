@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.core import options
-from marlin_desk.gui.panels.clips import preset_names
+from marlin_desk.gui.panels.clips import preset_label, preset_names
 from marlin_desk.gui.settings import Settings
 
 
@@ -57,8 +57,9 @@ class PreferencesDialog(QDialog):
         self.window.setValue(float(settings.get("window_seconds")))
         self.export_dir = QLineEdit(str(settings.export_dir))
         self.preset = QComboBox()
-        self.preset.addItems(preset_names())
-        self.preset.setCurrentText(settings.get("default_preset"))
+        for name in preset_names():
+            self.preset.addItem(preset_label(name), name)
+        self.preset.setCurrentIndex(max(0, self.preset.findData(settings.get("default_preset"))))
         self.theme = QComboBox()
         self.theme.addItems(list(options.THEMES))
         self.theme.setCurrentText(settings.get("theme"))
@@ -101,7 +102,7 @@ class PreferencesDialog(QDialog):
         s.set("model", self.model.text().strip())
         s.set("window_seconds", self.window.value())
         s.set("export_dir", self.export_dir.text().strip())
-        s.set("default_preset", self.preset.currentText())
+        s.set("default_preset", self.preset.currentData())
         s.set("theme", self.theme.currentText())
         s.set("server_url", self.server_url.text().strip())
         s.set("server_model", self.server_model.text().strip())

@@ -23,18 +23,20 @@ from PySide6.QtWidgets import (
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.panels.doc_table import DocumentTable, Index
 from marlin_desk.gui.panels.export_progress import ExportProgress
-from marlin_desk.gui.timefmt import fmt_time, parse_time
+from marlin_desk.gui.timefmt import count, fmt_time, parse_time
+from marlin_desk.media.presets import PRESETS
 
 COLUMNS = ("Name", "In", "Out", "Length", "Preset")
 
 
 def preset_names() -> list[str]:
-    try:
-        from marlin_desk.media.presets import PRESETS
+    return list(PRESETS)
 
-        return list(PRESETS)
-    except ImportError:  # the export layer is optional for the bin itself
-        return ["original"]
+
+def preset_label(name: str) -> str:
+    """How a preset is shown ("Reels / Shorts 9:16"), by its id ("reels")."""
+    preset = PRESETS.get(name)
+    return preset.label if preset is not None else name
 
 
 class ClipsModel(DocumentTable):
@@ -55,6 +57,8 @@ class ClipsModel(DocumentTable):
         if not index.isValid():
             return None
         c = self.doc.clips[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole and index.column() == 4:
+            return preset_label(c.preset)
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return (c.name, fmt_time(c.start), fmt_time(c.end), fmt_time(c.duration),
                     c.preset)[index.column()]
@@ -100,16 +104,17 @@ class PresetDelegate(QStyledItemDelegate):
 
     def createEditor(self, parent: QWidget, option: Any, index: QModelIndex) -> QWidget:  # noqa: N802
         box = QComboBox(parent)
-        box.addItems(preset_names())
+        for name in preset_names():
+            box.addItem(preset_label(name), name)
         return box
 
     def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:  # noqa: N802
         assert isinstance(editor, QComboBox)
-        editor.setCurrentText(str(index.data(Qt.ItemDataRole.EditRole)))
+        editor.setCurrentIndex(max(0, editor.findData(index.data(Qt.ItemDataRole.EditRole))))
 
     def setModelData(self, editor: QWidget, model: Any, index: QModelIndex) -> None:  # noqa: N802
         assert isinstance(editor, QComboBox)
-        model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
+        model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
 
 
 class ClipsPanel(QWidget):
@@ -169,7 +174,7 @@ class ClipsPanel(QWidget):
     def _update_summary(self) -> None:
         clips = self.doc.clips
         total = sum(c.duration for c in clips)
-        self.summary.setText(f"{len(clips)} clips, {fmt_time(total)} in all" if clips
+        self.summary.setText(f"{count(len(clips), 'clip')}, {fmt_time(total)} in all" if clips
                              else "No clips yet.")
 
     def selected_ids(self) -> list[str]:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from marlin_desk.core.timeline import Event
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.panels.doc_table import DocumentTable, Index
-from marlin_desk.gui.timefmt import fmt_time, parse_time
+from marlin_desk.gui.timefmt import count, fmt_time, parse_time
 
 COLUMNS = ("Start", "End", "Description")
 
@@ -116,7 +116,7 @@ class EventsPanel(QWidget):
 
     def _on_events(self) -> None:
         n = self.model.rowCount()
-        self.count.setText(f"{n} events" if n else "No events yet.")
+        self.count.setText(count(n, "event") if n else "No events yet.")
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid() and not self._syncing:

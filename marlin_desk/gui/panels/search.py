@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.core.timeline import Span
-from marlin_desk.gui.timefmt import fmt_time
+from marlin_desk.gui.timefmt import count, fmt_time
 
 
 class SearchPanel(QWidget):
@@ -106,7 +106,7 @@ class SearchPanel(QWidget):
                                "“low” means it may be absent")
             self.results.addTopLevelItem(item)
         where = " (from the cache)" if cached else (f" in {seconds:.1f} s" if seconds else "")
-        self.status.setText(f"{len(spans)} moments for “{query}”{where}" if spans
+        self.status.setText(f"{count(len(spans), 'moment')} for “{query}”{where}" if spans
                             else f"Nothing found for “{query}”{where}")
 
     def clear(self) -> None:

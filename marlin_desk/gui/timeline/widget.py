@@ -8,6 +8,7 @@ is reported on release, so one drag is one undo step).
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -36,6 +37,7 @@ class TimelineWidget(QWidget):
     resultClicked = Signal(int)
     clipClicked = Signal(str)
     clipTrimmed = Signal(str, float, float)  # clip id, new start, new end
+    trimPreviewed = Signal(str, float)  # "start" | "end", the edge's time while dragging
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -123,8 +125,14 @@ class TimelineWidget(QWidget):
         self.update()
 
     def zoom(self, factor: float, anchor_x: float | None = None) -> None:
-        anchor_x = self.width() / 2 if anchor_x is None else anchor_x
-        anchor_t = self.t_of(anchor_x)
+        """Zoom around `anchor_x` (the mouse, for the wheel); else around the playhead, which
+        stays where it is on screen (or comes to the middle when it was out of view)."""
+        if anchor_x is None:
+            x = self.x_of(self.playhead)
+            anchor_x = x if 0 <= x <= self.width() else self.width() / 2
+            anchor_t = self.playhead
+        else:
+            anchor_t = self.t_of(anchor_x)
         min_pps = self.width() / self.duration if self.duration > 0 else 1.0
         self.pps = max(min_pps, min(2000.0, self.pps * factor))
         self._fitted = self.pps <= min_pps * 1.0001
@@ -270,6 +278,7 @@ class TimelineWidget(QWidget):
             else:
                 end = max(t, start + min_len)
             self._trim_preview = (clip_id, start, end)
+            self.trimPreviewed.emit(which, start if which == "start" else end)
             self.hover_text = f"in {fmt_time(start)}  out {fmt_time(end)}"
             QToolTip.showText(QCursor.pos(), self.hover_text, self)
             self.update()
@@ -354,20 +363,28 @@ class TimelineWidget(QWidget):
                 p.drawText(QPointF(x + 3, RULER_H - 10), label)
 
     def _paint_filmstrip(self, p: QPainter, w: int, video_w: float) -> None:
+        """Each thumbnail is drawn where its frame is, from its time to the next one's (tiled
+        when that is wider than a thumbnail, cut when narrower), so the picture under any time
+        is the frame at or before that time, at every zoom."""
         thumbs = self.data.thumbs
         if not thumbs:
             return
-        pix = thumbs[0][1]
-        tw = max(16, int(pix.width() * FILM_H / max(1, pix.height())))
-        x = 0
         limit = min(w, int(video_w))
-        while x < limit:
-            t = self.t_of(x + tw / 2)
-            pm = self.data.thumb_at(min(t, self.duration))
-            if pm is not None:
-                p.drawPixmap(QRectF(x, RULER_H, min(tw, limit - x), FILM_H), pm,
-                             QRectF(0, 0, pm.width() * min(tw, limit - x) / tw, pm.height()))
-            x += tw
+        times = [t for t, _ in thumbs]
+        first = max(0, bisect.bisect_right(times, self.t_of(0)) - 1)
+        for i in range(first, len(thumbs)):
+            t, pm = thumbs[i]
+            x0 = 0.0 if i == 0 else max(0.0, self.x_of(t))
+            if x0 >= limit:
+                break
+            x1 = min(float(limit), self.x_of(times[i + 1]) if i + 1 < len(thumbs) else limit)
+            tw = max(16.0, pm.width() * FILM_H / max(1, pm.height()))
+            x = x0
+            while x < x1:
+                part = min(tw, x1 - x)
+                p.drawPixmap(QRectF(x, RULER_H, part, FILM_H), pm,
+                             QRectF(0, 0, pm.width() * part / tw, pm.height()))
+                x += tw
 
     def _paint_wave(self, p: QPainter, w: int) -> None:
         wave = self.data.wave

@@ -1,0 +1,270 @@
+"""The defects an editor found on a real desktop (issue #20), one test each, driving the real
+window. scripts/test.sh runs these offscreen and again on Xvfb with GL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from marlin_desk.core.timeline import Analysis, Event, Span
+from marlin_desk.gui.timefmt import fmt_time
+from tests.gui.conftest import open_and_wait
+
+KNOWN = Analysis(duration=6.0, model="known", scene="test", video="",
+                 events=[Event(0.0, 1.5, "a red screen"), Event(2.0, 3.9, "a green screen"),
+                         Event(4.0, 5.8, "a blue screen")], windows=[])
+
+
+def _clip(w, a: float, b: float):  # noqa: ANN001, ANN202
+    w.doc.set_marks(a, b)
+    return w.add_clip_from_marks()
+
+
+def _frame_time(w) -> float:  # noqa: ANN001
+    frame = w.player.video_item.videoSink().videoFrame()
+    return frame.startTime() / 1e6
+
+
+# -- 2. nothing lost without asking ---------------------------------------------------------------
+def test_quitting_with_unsaved_clips_asks_and_cancel_keeps_them(qtbot, make_window,
+                                                                sample_video) -> None:
+    asked: list[str] = []
+    answers = iter(["cancel", "save"])
+    w = make_window(ask_save=lambda q: asked.append(q) or next(answers))
+    open_and_wait(qtbot, w, sample_video)
+    _clip(w, 1.0, 2.0)
+    assert w.windowTitle().endswith("•")
+    w.close()
+    assert asked and "Save the changes" in asked[0] and w.isVisible()  # cancel: still open
+    assert len(w.doc.clips) == 1
+    w.close()  # save: written as the video's own project, then closed
+    assert not w.isVisible()
+
+
+def test_reopening_a_video_brings_its_saved_clips_back(qtbot, make_window, sample_video,
+                                                       tmp_path) -> None:
+    w = make_window(ask_save=lambda q: "save")
+    open_and_wait(qtbot, w, sample_video)
+    clip = _clip(w, 1.0, 2.0)
+    other = tmp_path / "other.mp4"
+    other.write_bytes(Path(sample_video).read_bytes()[:2000])  # a truncated file
+    assert w.open_video(str(other))  # asked, saved (the answer), then the open fails
+    qtbot.waitUntil(lambda: bool(w.errors), timeout=30_000)
+    assert w.doc.video == str(sample_video) and w.doc.clips == [clip]  # nothing lost
+    w2 = make_window()
+    open_and_wait(qtbot, w2, sample_video)
+    assert [c.id for c in w2.doc.clips] == [clip.id] and w2.undo_stack.isClean()
+
+
+def test_opening_another_video_with_unsaved_clips_can_be_cancelled(qtbot, make_window,
+                                                                   sample_video) -> None:
+    w = make_window(ask_save=lambda q: "cancel")
+    open_and_wait(qtbot, w, sample_video)
+    _clip(w, 1.0, 2.0)
+    assert not w.open_video(str(sample_video))
+    assert len(w.doc.clips) == 1
+
+
+# -- 3. marks on the frame on screen --------------------------------------------------------------
+def test_marks_after_play_and_pause_are_the_frame_on_screen(qtbot, make_window,
+                                                            sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.views.seek(1.0)
+    w.player.play()
+    qtbot.wait(700)
+    w.player.pause()
+    qtbot.wait(400)  # the last frames and clock updates land
+    shown = _frame_time(w)
+    qtbot.keyClick(w, Qt.Key.Key_I)
+    assert w.doc.mark_in == pytest.approx(shown, abs=1e-6)
+    assert fmt_time(shown) in w.player.time_label.text()
+    assert w.timeline.playhead == pytest.approx(shown, abs=1e-6)
+    qtbot.keyClick(w, Qt.Key.Key_O)
+    assert w.doc.mark_out == pytest.approx(shown + 1 / 25, abs=1e-6)  # the frame stays in
+    w.player.end()
+    qtbot.wait(300)
+    qtbot.keyClick(w, Qt.Key.Key_O)
+    assert w.doc.mark_out == pytest.approx(6.0, abs=1e-3)  # End then O: the last frame too
+
+
+# -- 4. the filmstrip shows the frame at each time ------------------------------------------------
+@pytest.mark.parametrize("zoom", [1.0, 3.0])
+def test_filmstrip_colour_under_a_time_is_that_frame(qtbot, make_window, sample_video,
+                                                     zoom: float) -> None:
+    from marlin_desk.gui.timeline.widget import FILM_H, RULER_H
+
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    worker = w.video._media_workers[0]
+    qtbot.waitUntil(lambda: worker.isFinished(), timeout=60_000)
+    qtbot.waitUntil(lambda: not w.video._thumbs, timeout=5_000)
+    qtbot.wait(200)
+    tl = w.timeline
+    tl.fit()
+    if zoom != 1.0:
+        tl.set_playhead(2.0)
+        tl.zoom(zoom)
+    image = tl.grab().toImage()
+    y = RULER_H + FILM_H // 2
+    for t, colour in ((1.75, "red"), (2.25, "green"), (3.8, "green"), (4.25, "blue")):
+        x = int(tl.x_of(t))
+        if not 0 <= x < tl.width():
+            continue
+        c = image.pixelColor(x, y)
+        rgb = {"red": c.red(), "green": c.green(), "blue": c.blue()}
+        assert max(rgb, key=rgb.get) == colour, (t, zoom, rgb)
+
+
+# -- 6. trimming shows the edge frame -------------------------------------------------------------
+def test_dragging_a_clip_edge_shows_that_frame(qtbot, make_window, sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    _clip(w, 1.0, 3.0)
+    w.views.seek(0.2)
+    tl = w.timeline
+    tl.fit()
+    _, _, top, row_h = tl._lanes()[2]
+    y = int(top + row_h / 2)
+    x_end, x_new = int(round(tl.x_of(3.0))), int(round(tl.x_of(4.5)))
+    qtbot.mousePress(tl, Qt.MouseButton.LeftButton, pos=QPoint(x_end, y))
+    qtbot.mouseMove(tl, QPoint(x_new, y))
+    edge = w.doc.clips[0].end if tl._trim_preview is None else tl._trim_preview[2]
+    assert w.player.position == pytest.approx(edge - 1 / 25, abs=2 / tl.pps + 0.04)
+    qtbot.mouseRelease(tl, Qt.MouseButton.LeftButton, pos=QPoint(x_new, y))
+
+
+# -- 5. re-analyse keeps the result until the new one is whole ------------------------------------
+def test_a_cancelled_reanalysis_keeps_the_events_and_a_finished_one_can_be_undone(
+        qtbot, make_window, settings, tiny_model, sample_video) -> None:
+    settings.set("caption_tokens", 4000)  # long enough to be caught running
+    w = make_window(model=str(tiny_model), cache=True)
+    with qtbot.waitSignal(w.engine.modelReady, timeout=180_000):
+        w.model_jobs.load_model()
+    open_and_wait(qtbot, w, sample_video)
+    w.doc.set_analysis(KNOWN)
+    with qtbot.waitSignal(w.engine.jobStarted, timeout=60_000):
+        w.model_jobs.reanalyse()
+    assert w.doc.events == KNOWN.events  # kept while it runs
+    with qtbot.waitSignal(w.engine.cancelled, timeout=120_000):
+        w.cancel_jobs()
+    assert w.doc.events == KNOWN.events and w.doc.analysis is KNOWN
+    settings.set("caption_tokens", 6)
+    with qtbot.waitSignal(w.analysisFinished, timeout=120_000):
+        w.model_jobs.reanalyse()
+    assert w.doc.analysis is not KNOWN
+    w.undo_stack.undo()
+    assert w.doc.analysis is KNOWN and w.doc.events == KNOWN.events
+
+
+# -- 8. quitting during an export -----------------------------------------------------------------
+def test_quitting_during_an_export_asks_and_can_wait_for_it(qtbot, make_window, sample_video,
+                                                            tmp_path) -> None:
+    answers = iter(["stay", "wait"])
+    w = make_window(ask_quit_export=lambda: next(answers))
+    open_and_wait(qtbot, w, sample_video)
+    _clip(w, 0.0, 5.0)
+    w.undo_stack.setClean()
+    assert w.exports.export([c.id for c in w.doc.clips], str(tmp_path / "out"),
+                            preset="square", mode="exact")
+    w.close()
+    assert w.isVisible() and w.exports.running  # keep working: nothing stopped
+    w.close()  # quit when done
+    assert w.isVisible()
+    qtbot.waitUntil(lambda: not w.isVisible(), timeout=180_000)
+    assert w.exports.results and w.exports.results[0].status == "done"
+    assert w.exports.results[0].path.is_file()
+
+
+# -- 9. the keyboard ------------------------------------------------------------------------------
+def test_space_presses_the_focused_button_instead_of_playing(qtbot, make_window,
+                                                            sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.doc.set_marks(1.0, 2.0)
+    button = next(b for b in w.clips_panel.findChildren(type(w.clips_panel.export_button))
+                  if b.text().startswith("Add"))
+    button.setFocus()
+    qtbot.waitUntil(button.hasFocus, timeout=2000)
+    qtbot.keyClick(button, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: len(w.doc.clips) == 1, timeout=2000)
+    assert not w.player.playing
+    qtbot.keyClick(button, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(w.doc.clips) == 2, timeout=2000)
+
+
+def test_a_search_result_becomes_a_clip_by_shortcut_and_no_selection_is_said(
+        qtbot, make_window, sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    spans = [Span(2.0, 3.5, 0.9), Span(4.0, 5.0, 0.5)]
+    w.doc.set_results("the green screen", spans)
+    w.search_panel.set_results("the green screen", spans)
+    actions = {a.text(): a for a in w.actions()}
+    actions["Clip from Selected &Search Results"].trigger()
+    assert not w.doc.clips and "Select a search result" in w.last_error
+    w.search_panel.select(0)
+    actions["Clip from Selected &Search Results"].trigger()
+    assert [(c.start, c.end, c.source) for c in w.doc.clips] == [(2.0, 3.5, "find")]
+    assert "1 moment " in w.search_panel.status.text() or "2 moments" in \
+        w.search_panel.status.text()
+
+
+# -- 11. nothing of the last video stays ----------------------------------------------------------
+def test_opening_another_video_leaves_nothing_of_the_last(qtbot, make_window, sample_video,
+                                                          tmp_path) -> None:
+    import shutil
+
+    second = tmp_path / "second.mp4"
+    shutil.copy(sample_video, second)
+    with open(second, "ab") as fh:
+        fh.write(b"\0" * 16)  # another file (fingerprint), same pictures
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.doc.set_marks(1.0, 2.0)
+    w.views.seek(3.0)
+    w.doc.set_results("q", [Span(1.0, 2.0, 0.5)])
+    w.search_panel.set_results("q", [Span(1.0, 2.0, 0.5)])
+    w.undo_stack.setClean()
+    open_and_wait(qtbot, w, second)
+    assert (w.doc.mark_in, w.doc.mark_out) == (None, None)
+    assert w.timeline.marks == (None, None) and w.timeline.playhead < 0.05
+    assert w.search_panel.results.topLevelItemCount() == 0
+    assert w.search_panel.status.text() == "" and not w.doc.results
+
+
+# -- 12. zoom keeps the playhead in view ----------------------------------------------------------
+def test_zooming_in_keeps_the_playhead_in_view(qtbot, make_window, sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.views.seek(5.0)
+    qtbot.waitUntil(lambda: abs(w.timeline.playhead - 5.0) < 0.05, timeout=5000)
+    zoom_in = next(a for a in w.actions() if a.text() == "Zoom &In")
+    x_before = w.timeline.x_of(w.timeline.playhead)
+    for _ in range(4):
+        zoom_in.trigger()
+    x = w.timeline.x_of(w.timeline.playhead)
+    assert 0 <= x <= w.timeline.width() and x == pytest.approx(x_before, abs=2)
+
+
+# -- 15. polish -----------------------------------------------------------------------------------
+def test_polish_counts_names_and_labels(qtbot, make_window, sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    clip = _clip(w, 1.0, 2.0)
+    assert w.clips_panel.summary.text().startswith("1 clip,")
+    w.edits.trim_clip(clip.id, 1.5, 2.0)
+    assert w.doc.clips[0].name == "Clip 0:01"  # the app's own name follows the In
+    w.edits.rename_clip(clip.id, "goal")
+    w.edits.trim_clip(clip.id, 0.5, 2.0)
+    assert w.doc.clips[0].name == "goal"  # the editor's name stays
+    m = w.clips_panel.model
+    assert m.data(m.index(0, 4)) != "original"  # a label, not the bare id
+    rows = {text: keys for text, keys in __import__(
+        "marlin_desk.gui.actions", fromlist=["shortcut_sheet"]).shortcut_sheet()}
+    w.undo_stack.undo()
+    assert "Undo" in rows and not any(k.startswith("Undo ") for k in rows)
+    assert QApplication.instance() is not None
