@@ -75,7 +75,7 @@ def run_app(path: str | None = None) -> int:
     if path:
         QTimer.singleShot(0, lambda: window.open_path(path))
     else:
-        QTimer.singleShot(0, window.check_recovery)
+        QTimer.singleShot(0, window.project.recover)
     code = int(app.exec())
     crashes.end_session(marker)
     return code

@@ -20,7 +20,7 @@ Source = Literal["user", "pulled", "hf-cache", "demo"]
 
 DEMO_SENTENCE = (f"{DEFAULT_MODEL} is not on this machine, so the bundled demo model runs (it "
                  f"knows only coloured screens on black, as in the demo video); get the real "
-                 f"model with Model > Download Marlin-2B or `marlin-desk models pull "
+                 f"model with Model > Download a Model… or `marlin-desk models pull "
                  f"{DEFAULT_MODEL}`")
 
 
@@ -53,4 +53,4 @@ def choose_model(spec: str | None = None, *, revision: str | None = None) -> Mod
         return ModelChoice(str(demo), "demo", DEMO_SENTENCE)
     raise ModelUnavailable(f"no model: {DEFAULT_MODEL} is not downloaded and the demo model is "
                            f"missing; run `marlin-desk models pull {DEFAULT_MODEL}` (Model > "
-                           "Download Marlin-2B in the app) or choose a model folder")
+                           "Download a Model… in the app) or choose a model folder")

@@ -51,15 +51,18 @@ def _log_text(folder: Path) -> str:
     return log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
 
 
-def test_app_opened_with_a_video_survives_the_model_loading(x_display: str,
-                                                            tmp_path: Path) -> None:
+@pytest.mark.parametrize("with_video", [True, False], ids=["with-video", "no-video"])
+def test_app_survives_the_model_loading(x_display: str, tmp_path: Path,
+                                        with_video: bool) -> None:
     """`marlin-desk app VIDEO`, as an editor starts it: the video view's GL first, then the
-    model thread loads torch and the demo model. The app must still run afterwards."""
+    model thread loads torch and the demo model. The app must still run afterwards (and
+    without a video, where it looks for an autosave to recover first)."""
     cache = tmp_path / "cache"
     env = display_env(x_display, MARLIN_DESK_CACHE=str(cache),
                       MARLIN_DESK_DATA=str(tmp_path / "data"), HF_HUB_OFFLINE="1",
                       HOME=str(tmp_path / "home"))
-    app = subprocess.Popen([sys.executable, "-m", "marlin_desk", "app", str(demo_video())],
+    video = [str(demo_video())] if with_video else []
+    app = subprocess.Popen([sys.executable, "-m", "marlin_desk", "app", *video],
                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 180
@@ -72,4 +75,5 @@ def test_app_opened_with_a_video_survives_the_model_loading(x_display: str,
     finally:
         app.terminate()
         _, err = app.communicate(timeout=30)
-    assert "Fatal Python error" not in _log_text(cache) + err.decode(errors="replace")
+    text = _log_text(cache) + err.decode(errors="replace")
+    assert "Fatal Python error" not in text and "Traceback" not in text, text[-3000:]

@@ -22,7 +22,7 @@ from marlin_desk.core.errors import MarlinError
 from marlin_desk.core.project import Project
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.notifier import Notifier
-from marlin_desk.workflows import video_work_path
+from marlin_desk.workflows import saved_project, video_work_path
 
 log = logging.getLogger(__name__)
 
@@ -139,13 +139,8 @@ class ProjectController(QObject):
         """After the video opened: its saved work (this project, else the video's own).
         Returns the playhead to seek to, if the project has one."""
         self.path, self._path_after_open = self._path_after_open, None
-        if project is None and self.doc.fingerprint:
-            own = video_work_path(self.doc.fingerprint)
-            if own.is_file():
-                try:
-                    project = projfile.load(own)
-                except MarlinError as exc:
-                    self.notifier.error(f"The saved clips of this video cannot be read: {exc}")
+        if project is None:  # the same look-up as `marlin-desk handoff`
+            project = saved_project(self.doc.video, self.doc.fingerprint or None)
         if project is None:
             return None
         d = self.doc
