@@ -100,6 +100,9 @@ class _Batch:
         started = time.perf_counter()
         try:
             self._check_settings()
+            choice = self.settings.job.choice
+            if choice is not None and choice.source != "user":  # which model the app chose
+                self.report.notes.append(choice.why)  # and why, as analyze and find say
             self.videos_at_once = self._videos_at_once()
             self.report.videos_at_once = self.videos_at_once
             self._open_all()

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from marlin_desk.dev.videos import make_video
+from tests.models.fake_hub import hub, manager  # noqa: F401 - the download dialog's fake hub
 
 
 @pytest.fixture(scope="session")
