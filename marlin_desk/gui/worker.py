@@ -129,7 +129,9 @@ class ModelWorker(QObject):
         if job.cancel.is_set():
             raise Cancelled("model load cancelled")
         self.engine, self.settings, self.bench = engine, settings, None
-        return ModelReady(dict(engine.describe()))
+        info = dict(engine.describe())
+        info["chosen"] = settings.choice.source if settings.choice else "user"
+        return ModelReady(info)
 
     def _bench(self, request: AnalyseRequest | FindRequest) -> Any:
         """The open video for this request (workflows: the same cache key as the CLI)."""

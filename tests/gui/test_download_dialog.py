@@ -139,7 +139,8 @@ def test_a_downloaded_model_is_what_the_window_loads_next(qtbot, hub: FakeHub,
     w = make_window()
     with qtbot.waitSignal(w.engine.modelReady, timeout=120_000):
         w.model_jobs.load_model()
-    assert DEMO_SENTENCE in w.model_label.text()  # nothing downloaded yet: the demo model
+    assert DEMO_SENTENCE in w.model_label.toolTip()  # nothing downloaded yet: the demo model
+    assert "demo model" in w.model_label.text()
 
     w.dialogs.show_model_download()
     dialog = w.dialogs.download

@@ -33,7 +33,7 @@ from marlin_desk.gui.worker_protocol import (
     LoadRequest,
     ModelReady,
 )
-from marlin_desk.resources import demo_model
+from marlin_desk.models import DEFAULT_MODEL
 
 FLUSH_MS = 100
 LOAD_FAILED = "The model could not be loaded"
@@ -195,8 +195,11 @@ class ModelJobs(QObject):
         A message about an earlier failed load goes: this one worked."""
         self.model_info = info
         model = str(info.get("model", ""))
-        demo = model == str(demo_model())
-        name = "demo model (coloured screens only)" if demo else (Path(model).name or model)
+        name = Path(model).name or model
+        name = {"demo": f"demo model (coloured screens only; {DEFAULT_MODEL} is not downloaded)",
+                "pulled": f"{model} from the models folder",
+                "hf-cache": f"{model} from the Hugging Face cache"}.get(
+                    str(info.get("chosen")), name)
         if info.get("url"):  # the remote backend: which server answers
             name = f"{info.get('served_model') or name} at {info['url']}"
         self.model_label.setText(f"Model: {name} · {info.get('backend')} · {info.get('device')}"
