@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from marlin_desk.gui import timefmt
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.panels.doc_table import DocumentTable, Index
 from marlin_desk.gui.panels.export_progress import ExportProgress
@@ -165,7 +166,9 @@ class ClipsPanel(QWidget):
         self.export_progress = ExportProgress(self)
         layout.addWidget(self.export_progress)
         doc.clipsChanged.connect(self._update_summary)
+        timefmt.display.changed.connect(self._update_summary)
 
+    @Slot()
     def _update_summary(self) -> None:
         clips = self.doc.clips
         total = sum(c.duration for c in clips)
