@@ -67,6 +67,12 @@ def rate_of(info: Any) -> Fraction | None:
     return None
 
 
+def column_width(widget: Any) -> int:
+    """A table column wide enough for a time in either display (`00:00:00;00`, `1:02:03.250`)
+    in the widget's font."""
+    return max(80, widget.fontMetrics().horizontalAdvance("00:00:00;00") + 18)
+
+
 def set_display(mode: str | None = None,
                 rate: Fraction | str | float | None | EllipsisType = ...) -> bool:
     """Change the display mode (None: keep it; an unknown name: the default) and/or the frame

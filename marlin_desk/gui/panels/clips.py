@@ -24,7 +24,7 @@ from marlin_desk.gui import timefmt
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.panels.doc_table import DocumentTable, Index
 from marlin_desk.gui.panels.export_progress import ExportProgress
-from marlin_desk.gui.timefmt import fmt_time, parse_time
+from marlin_desk.gui.timefmt import column_width, fmt_time, parse_time
 
 COLUMNS = ("Name", "In", "Out", "Length", "Preset")
 
@@ -133,7 +133,8 @@ class ClipsPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setItemDelegateForColumn(4, PresetDelegate(self.table))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((1, 78), (2, 78), (3, 70), (4, 80)):
+        times = column_width(self.table)  # timecode fits
+        for col, width in ((1, times), (2, times), (3, times), (4, 80)):
             self.table.setColumnWidth(col, width)
         self.table.clicked.connect(self._clicked)
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from marlin_desk.core.timeline import Span
 from marlin_desk.gui import timefmt
-from marlin_desk.gui.timefmt import fmt_time
+from marlin_desk.gui.timefmt import column_width, fmt_time
 
 
 class SearchPanel(QWidget):
@@ -51,8 +51,8 @@ class SearchPanel(QWidget):
         self.results.setRootIsDecorated(False)
         self.results.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.results.setColumnWidth(0, 34)
-        self.results.setColumnWidth(1, 80)
-        self.results.setColumnWidth(2, 80)
+        self.results.setColumnWidth(1, column_width(self.results))  # timecode fits
+        self.results.setColumnWidth(2, column_width(self.results))
         self.results.itemClicked.connect(self._clicked)
         self.results.itemActivated.connect(self._clicked)
         self._spans: list[Span] = []  # the results shown, to show their times again
