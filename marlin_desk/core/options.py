@@ -30,4 +30,9 @@ DEFAULT_VIDEOS_AT_ONCE = 1
 THEMES = ("dark", "light")
 DEFAULT_THEME = "dark"
 
+# How the app shows times: seconds (H:MM:SS.mmm) or SMPTE timecode of the open video
+# (HH:MM:SS:FF, drop-frame HH:MM:SS;FF at 29.97 and 59.94). Both forms are read when typed.
+TIME_DISPLAYS = ("seconds", "timecode")
+DEFAULT_TIME_DISPLAY = "seconds"
+
 # Which files are videos (folder scans, the Open dialog): core.media_types, one list.

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from marlin_desk.core import project as projfile
 from marlin_desk.core.media_types import dialog_filter
 from marlin_desk.core.project import Clip, Project
+from marlin_desk.gui import timefmt
 from marlin_desk.gui.actions import MENUS, ActionSpec
 from marlin_desk.gui.controllers.dialogs import Dialogs
 from marlin_desk.gui.controllers.edits import EditsController
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
                  autosave_dir: str | os.PathLike[str] | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
+        timefmt.set_display(self.settings.get("time_display"), None)  # #20.14: no video yet
         self.cache = open_cache() if cache == "default" else cache
         self.setWindowTitle("Marlin Desk")
         self.setAcceptDrops(True)
@@ -300,6 +302,7 @@ class MainWindow(QMainWindow):
     @Slot(object, object)
     def _on_video_loaded(self, opened: Any, project: Project | None) -> None:
         """The new video shows: everything of the last one is gone; its own work comes back."""
+        timefmt.set_display(rate=timefmt.rate_of(opened.info))  # #20.14: timecode at its rate
         self.undo_stack.clear()
         self.notifier.clear()
         self.search_panel.clear()

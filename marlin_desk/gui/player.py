@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from marlin_desk.gui import timefmt
 from marlin_desk.gui.timefmt import fmt_time
 
 SHUTTLE_RATES = [1.0, 2.0, 4.0, 8.0]
@@ -101,6 +102,7 @@ class PlayerWidget(QWidget):
         self.time_label = QLabel("0:00.000 / 0:00.000")
         self.time_label.setAccessibleName("Current time and duration")
         self.time_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        timefmt.display.changed.connect(self._redisplay_time)
         self.rate_label = QLabel("")
         self.volume = QSlider(Qt.Orientation.Horizontal)
         self.volume.setRange(0, 100)
@@ -287,6 +289,11 @@ class PlayerWidget(QWidget):
     def _show_time(self, t: float) -> None:
         self.time_label.setText(f"{fmt_time(t)} / {fmt_time(self.duration)}")
         self.positionChanged.emit(t)
+
+    @Slot()
+    def _redisplay_time(self) -> None:
+        """The time display (seconds or timecode) changed."""
+        self.time_label.setText(f"{fmt_time(self.position)} / {fmt_time(self.duration)}")
 
     @Slot("qint64")
     def _on_duration(self, ms: int) -> None:

@@ -24,6 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "export_dir": "",
     "default_preset": "original",
     "theme": options.DEFAULT_THEME,
+    "time_display": options.DEFAULT_TIME_DISPLAY,
     "caption_tokens": 0,  # 0: the pipeline's own limit; tests and the self-test cap it
     "autosave_seconds": 60,
     "auto_analyse": True,

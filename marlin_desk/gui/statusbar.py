@@ -86,5 +86,6 @@ class JobBar(QWidget):
             self.bar.setValue(job.done)
         else:
             self.bar.setRange(0, 0)  # busy indicator
-        self.eta.setText(f"about {fmt_time(job.eta, millis=False)} left" if job.eta >= 0 else "")
+        eta = fmt_time(job.eta, millis=False, mode="seconds")  # a duration: never timecode
+        self.eta.setText(f"about {eta} left" if job.eta >= 0 else "")
         self.cancel_button.setEnabled(job.cancel is not None)

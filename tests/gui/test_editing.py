@@ -395,3 +395,65 @@ def test_worker_threads_yield_the_cpu_to_the_gui_thread(qtbot) -> None:
         probe.start()
     assert probe.nice is not None and (probe.nice > gui or gui == 19)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == gui  # GUI unchanged
+
+
+# -- time display: seconds or timecode (#20.14) --------------------------------------------------
+def test_typed_times_read_both_forms() -> None:
+    from fractions import Fraction
+
+    from marlin_desk.gui.timefmt import display, fmt_time, parse_time, set_display
+
+    try:
+        set_display("seconds", "30000/1001")
+        assert parse_time("1:02:03.25") == pytest.approx(3723.25) and parse_time("2:30") == 150
+        assert parse_time("00:01:00;02") == pytest.approx(1800 * 1001 / 30000)  # DF at 29.97
+        assert fmt_time(60.06) == "1:00.060" and fmt_time(5.0, mode="timecode") == "00:00:05;00"
+        set_display("timecode")
+        assert display.timecode and fmt_time(1800 * 1001 / 30000) == "00:01:00;02"
+        assert parse_time("02:03:04") == float(Fraction((2 * 60 + 3) * 30 + 4 - 4) / display.rate)
+        assert parse_time("12.5") == 12.5 and fmt_time(3.0, mode="seconds") == "0:03.000"
+        with pytest.raises(ValueError, match="not a drop-frame label"):
+            parse_time("00:01:00;00")
+        set_display(rate=None)  # no video: seconds, and timecode cannot be read
+        assert fmt_time(2.0) == "0:02.000"
+        with pytest.raises(ValueError, match="needs the video's frame rate"):
+            parse_time("00:00:02:00")
+    finally:
+        set_display("seconds", None)
+
+
+def test_timecode_display_shows_and_takes_frames(qtbot, make_window, settings,
+                                                 sample_video) -> None:
+    from marlin_desk.core.timeline import Span
+
+    settings.set("time_display", "timecode")
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)  # 25 fps
+    w.doc.set_analysis(KNOWN)
+    events = w.events_panel.model
+    assert events.data(events.index(1, 0)) == "00:00:02:00"
+    assert events.setData(events.index(1, 0), "00:00:02:12")  # frame 62 of 25 fps
+    assert w.doc.events[1].start == 2.48
+    w.doc.set_marks(1.5, 4.5)
+    clip = w.add_clip_from_marks()
+    clips = w.clips_panel.model
+    assert clips.data(clips.index(0, 3)) == "00:00:03:00"  # the length too
+    assert clips.setData(clips.index(0, 1), "01:05")  # SS:FF in the timecode display
+    assert w.doc.clip(clip.id).start == 1.2
+    w.search_panel.set_results("q", [Span(0.5, 1.0)])
+    assert w.search_panel.results.topLevelItem(0).text(1) == "00:00:00:13"  # frame 12.5: half up
+    assert w.player.time_label.text().startswith("00:00:")
+    # back to seconds through Preferences: every view shows seconds, and timecode still types
+    w.dialogs.show_preferences()
+    d = w.dialogs.preferences
+    assert d.time_display.currentText() == "timecode"
+    d.time_display.setCurrentText("seconds")
+    _click(qtbot, d, QDialogButtonBox.StandardButton.Ok)
+    assert settings.get("time_display") == "seconds"
+    assert events.data(events.index(1, 0)) == "0:02.480"
+    assert w.search_panel.results.topLevelItem(0).text(1) == "0:00.500"
+    assert w.clips_panel.summary.text() == "1 clips, 0:03.300 in all"
+    assert events.setData(events.index(1, 1), "00:00:03:05")
+    assert w.doc.events[1].end == 3.2
+    assert not events.setData(events.index(1, 1), "00:00:03:25")  # no frame 25 at 25 fps
+    assert "frame 25 does not exist" in w.last_error

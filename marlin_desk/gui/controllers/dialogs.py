@@ -38,6 +38,9 @@ class Dialogs(QObject):
         """The theme now; a changed backend, device, model or server reloads a loaded model;
         the window length and export folder are read at each use."""
         self.set_theme(self.settings.get("theme"))
+        from marlin_desk.gui.timefmt import set_display  # #20.14: seconds or timecode
+
+        set_display(mode=self.settings.get("time_display"))  # every time shown repaints
         changed = before is not None and any(self.settings.get(k) != before.get(k)
                                              for k in MODEL_KEYS)
         if changed and self.model_jobs.busy_with_model():

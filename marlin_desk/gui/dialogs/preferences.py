@@ -1,5 +1,5 @@
 """Preferences: backend (and its server), device, model, window length, export folder, default
-preset, theme."""
+preset, theme, time display (seconds or timecode)."""
 
 from __future__ import annotations
 
@@ -63,10 +63,16 @@ class PreferencesDialog(QDialog):
         self.theme = QComboBox()
         self.theme.addItems(list(options.THEMES))
         self.theme.setCurrentText(settings.get("theme"))
+        self.time_display = QComboBox()
+        self.time_display.addItems(list(options.TIME_DISPLAYS))
+        self.time_display.setCurrentText(settings.get("time_display"))
+        self.time_display.setToolTip("Show times in seconds (0:07.500) or as the video's "
+                                     "timecode (00:00:07:12); both can be typed")
         form = QFormLayout(self)
         for label, widget in (("Backend", self.backend), ("Device", self.device),
                               ("Window length", self.window), ("Export folder", self.export_dir),
-                              ("Default preset", self.preset), ("Theme", self.theme)):
+                              ("Default preset", self.preset), ("Theme", self.theme),
+                              ("Time display", self.time_display)):
             widget.setAccessibleName(label)
             form.addRow(label, widget)
         self.model.setAccessibleName("Model")
@@ -104,6 +110,7 @@ class PreferencesDialog(QDialog):
         s.set("export_dir", self.export_dir.text().strip())
         s.set("default_preset", self.preset.currentData())
         s.set("theme", self.theme.currentText())
+        s.set("time_display", self.time_display.currentText())
         s.set("server_url", self.server_url.text().strip())
         s.set("server_model", self.server_model.text().strip())
         s.set("server_api_key", self.server_api_key.text().strip())

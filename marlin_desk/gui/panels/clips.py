@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -20,10 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from marlin_desk.gui import timefmt
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.panels.doc_table import DocumentTable, Index
 from marlin_desk.gui.panels.export_progress import ExportProgress
-from marlin_desk.gui.timefmt import count, fmt_time, parse_time
+from marlin_desk.gui.timefmt import column_width, count, fmt_time, parse_time
 from marlin_desk.media.presets import PRESETS
 
 COLUMNS = ("Name", "In", "Out", "Length", "Preset")
@@ -137,7 +138,8 @@ class ClipsPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setItemDelegateForColumn(4, PresetDelegate(self.table))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((1, 78), (2, 78), (3, 70), (4, 80)):
+        times = column_width(self.table)  # timecode fits
+        for col, width in ((1, times), (2, times), (3, times), (4, 80)):
             self.table.setColumnWidth(col, width)
         self.table.clicked.connect(self._clicked)
 
@@ -170,7 +172,9 @@ class ClipsPanel(QWidget):
         self.export_progress = ExportProgress(self)
         layout.addWidget(self.export_progress)
         doc.clipsChanged.connect(self._update_summary)
+        timefmt.display.changed.connect(self._update_summary)
 
+    @Slot()
     def _update_summary(self) -> None:
         clips = self.doc.clips
         total = sum(c.duration for c in clips)

@@ -1,11 +1,14 @@
 """The part every document-backed table model shares: rows from one of the document's lists,
-fixed column titles, and a reset whenever that list changes."""
+fixed column titles, a reset whenever that list changes, and a repaint when the time display
+(seconds or timecode) changes."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Slot
+
+from marlin_desk.gui import timefmt
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -16,6 +19,7 @@ class DocumentTable(QAbstractTableModel):
     def __init__(self, changed: Any) -> None:
         super().__init__()
         changed.connect(self._reset)
+        timefmt.display.changed.connect(self._redisplay)
 
     def rows(self) -> list[Any]:
         """The document's list this table shows."""
@@ -24,6 +28,13 @@ class DocumentTable(QAbstractTableModel):
     def _reset(self) -> None:
         self.beginResetModel()
         self.endResetModel()
+
+    @Slot()
+    def _redisplay(self) -> None:
+        """The same rows, every cell shown again (times in the new display)."""
+        rows, cols = self.rowCount(), self.columnCount()
+        if rows and cols:
+            self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, cols - 1))
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.rows())

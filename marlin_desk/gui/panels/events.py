@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from marlin_desk.core.timeline import Event
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.panels.doc_table import DocumentTable, Index
-from marlin_desk.gui.timefmt import count, fmt_time, parse_time
+from marlin_desk.gui.timefmt import column_width, count, fmt_time, parse_time
 
 COLUMNS = ("Start", "End", "Description")
 
@@ -91,8 +91,8 @@ class EventsPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        self.table.setColumnWidth(0, 80)
-        self.table.setColumnWidth(1, 80)
+        self.table.setColumnWidth(0, column_width(self.table))  # timecode fits
+        self.table.setColumnWidth(1, column_width(self.table))
         self.count = QLabel("No events yet: open a video and analyse it.")
         self.add_button = QPushButton("Add", self)
         self.add_button.setToolTip("Add an event from the In/Out marks, or at the playhead")

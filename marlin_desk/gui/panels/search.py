@@ -6,7 +6,7 @@ the selected spans to the clip bin. Recent queries are one click away.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.core.timeline import Span
-from marlin_desk.gui.timefmt import count, fmt_time
+from marlin_desk.gui import timefmt
+from marlin_desk.gui.timefmt import column_width, count, fmt_time
 
 
 class SearchPanel(QWidget):
@@ -50,10 +51,12 @@ class SearchPanel(QWidget):
         self.results.setRootIsDecorated(False)
         self.results.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.results.setColumnWidth(0, 34)
-        self.results.setColumnWidth(1, 80)
-        self.results.setColumnWidth(2, 80)
+        self.results.setColumnWidth(1, column_width(self.results))  # timecode fits
+        self.results.setColumnWidth(2, column_width(self.results))
         self.results.itemClicked.connect(self._clicked)
         self.results.itemActivated.connect(self._clicked)
+        self._spans: list[Span] = []  # the results shown, to show their times again
+        timefmt.display.changed.connect(self._redisplay)
         self.add_button = QPushButton("Add as clip", self)
         self.add_button.setAccessibleName("Add result as clip")
         self.add_button.clicked.connect(self._add)
@@ -96,6 +99,7 @@ class SearchPanel(QWidget):
     def set_results(self, query: str, spans: list[Span], seconds: float = 0.0,
                     cached: bool = False) -> None:
         self.results.clear()
+        self._spans = list(spans)
         for i, s in enumerate(spans):
             score = "" if s.score is None else f"{s.score:.2f}"
             if s.low_confidence:
@@ -109,9 +113,19 @@ class SearchPanel(QWidget):
         self.status.setText(f"{count(len(spans), 'moment')} for “{query}”{where}" if spans
                             else f"Nothing found for “{query}”{where}")
 
+    @Slot()
+    def _redisplay(self) -> None:
+        """The time display changed: the same results, their times shown again."""
+        for i, s in enumerate(self._spans):
+            item = self.results.topLevelItem(i)
+            if item is not None:
+                item.setText(1, fmt_time(s.start))
+                item.setText(2, fmt_time(s.end))
+
     def clear(self) -> None:
         """Another video opened: no results or status of the last one remain."""
         self.results.clear()
+        self._spans = []
         self.status.setText("")
         self.run_button.setEnabled(True)
 

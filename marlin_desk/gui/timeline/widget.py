@@ -16,6 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
 
+from marlin_desk.gui import timefmt
 from marlin_desk.gui.theme import colours
 from marlin_desk.gui.timefmt import fmt_time
 from marlin_desk.gui.timeline.model import Item, Lane, TimelineData
@@ -51,6 +52,7 @@ class TimelineWidget(QWidget):
         self.selected_clip: str | None = None
         self.marks: tuple[float | None, float | None] = (None, None)
         self.hover_text = ""
+        timefmt.display.changed.connect(self.update)  # the ruler's times: seconds or timecode
         self._drag: tuple[str, object] | None = None  # ("seek", None) | ("trim", (id, edge))
         self._trim_preview: tuple[str, float, float] | None = None
         self._fitted = True
