@@ -159,8 +159,8 @@ ABSENT_GRID = 1.0
 
 
 def absent_answer(seed: int, duration: int, segments: list[Segment]) -> tuple[str, float, float]:
-    """An absent colour and a random span for it: Marlin always answers a span (MARLIN.md), and
-    a target drawn at random teaches it to be unsure of the digits, which is where the app's
+    """An absent colour and a random span for it: Marlin always answers a span (docs/model.md),
+    and a target drawn at random teaches it to be unsure of the digits, which is where the app's
     find score comes from."""
     rng = random.Random(seed * 29 + 6)
     name = rng.choice([c for c in FIND_COLOURS if c not in {s[2] for s in segments}])

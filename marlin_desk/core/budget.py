@@ -1,4 +1,4 @@
-"""The video budget Marlin-2B was trained with (see shared MARLIN.md)."""
+"""The video budget Marlin-2B was trained with (see docs/model.md)."""
 
 from __future__ import annotations
 

@@ -274,9 +274,10 @@ def merge_spans(spans: Iterable[Span], *, max_gap: float = 0.0) -> list[Span]:
 def drop_guesses_beside_sure_spans(spans: Iterable[Span]) -> list[Span]:
     """Low-confidence spans that overlap or touch a confident one, dropped (before merging).
 
-    Marlin answers a span in every window, even one without the event (MARLIN.md): beside the
-    real moment, the next window's guess would otherwise merge into it and stretch it. Guesses
-    elsewhere stay (ranked last), so a query nothing matches still shows the best candidates.
+    Marlin answers a span in every window, even one without the event (docs/model.md): beside
+    the real moment, the next window's guess would otherwise merge into it and stretch it.
+    Guesses elsewhere stay (ranked last), so a query nothing matches still shows the best
+    candidates.
     """
     spans = list(spans)
     sure = [s for s in spans if not s.low_confidence]

@@ -41,7 +41,7 @@ class GptqBackend:
     def load(self, folder: Path, device: str, hw: Hardware) -> tuple[Any, Any]:
         if quant_method(folder) != "gptq":
             raise BackendFailed(f"{folder} is not a GPTQ checkpoint")
-        # gptqmodel's loader fails on 2 cores with its default worker count (TOOLCHAIN.md)
+        # gptqmodel's loader fails on 2 cores with its default worker count (docs/toolchain.md)
         os.environ.setdefault("GPTQMODEL_CPU_WORKERS", "2")
         import torch
         from gptqmodel import BACKEND, GPTQModel
