@@ -30,9 +30,10 @@ import subprocess
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from marlin_desk.core.errors import BadInput, MarlinError
+from marlin_desk.core.errors import BadInput, Cancelled, MarlinError
 
 if TYPE_CHECKING:  # the CLI reads the vocabulary below without loading PyAV
+    from marlin_desk.media.export_run import CancelToken
     from marlin_desk.media.ffmpeg_bin import FFmpegBinary
     from marlin_desk.media.presets import Preset
     from marlin_desk.media.probe import VideoInfo
@@ -210,10 +211,12 @@ def _escape(value: str) -> str:
 
 def measure_loudness(binary: FFmpegBinary, path: str, *, start: float | None = None,
                      duration: float | None = None, filters: tuple[Filter, ...] = (),
-                     target: float = -14.0) -> dict[str, float] | None:
+                     target: float = -14.0,
+                     cancel: CancelToken | None = None) -> dict[str, float] | None:
     """loudnorm's first-pass measurement of the first audio stream of `path` (from `start`,
     an absolute timestamp, for `duration` seconds; after `filters`): I (LUFS), LRA (LU),
-    TP (dBTP), thresh and offset; None when FFmpeg gives none."""
+    TP (dBTP), thresh and offset; None when FFmpeg gives none. Raises Cancelled (FFmpeg
+    stopped) as soon as `cancel` is set."""
     cmd = [binary.path, "-hide_banner", "-nostdin", "-nostats", "-v", "info"]
     if start is not None:
         cmd += ["-seek_timestamp", "1", "-ss", f"{start:.6f}"]
@@ -224,11 +227,25 @@ def measure_loudness(binary: FFmpegBinary, path: str, *, start: float | None = N
     cmd += ["-i", "file:" + os.path.abspath(path), "-map", "0:a:0", "-vn", "-sn", "-dn",
             "-af", filter_text((*filters, first)), "-f", "null", "-"]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False,
-                              creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, errors="replace",
+                                creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
+    except OSError as exc:
         raise MarlinError(f"measuring the loudness failed: {exc}") from None
-    return parse_loudnorm_json(proc.stderr)
+    try:
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("export cancelled")
+            try:
+                _, stderr = proc.communicate(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return parse_loudnorm_json(stderr)
 
 
 def parse_loudnorm_json(stderr: str) -> dict[str, float] | None:
@@ -250,7 +267,8 @@ def _rounded(measured: dict[str, float]) -> dict[str, float | None]:
             if k in ("I", "LRA", "TP")}
 
 
-def output_loudness(binary: FFmpegBinary, path: str, target: float) -> dict[str, float | None]:
+def output_loudness(binary: FFmpegBinary, path: str, target: float,
+                    cancel: CancelToken | None = None) -> dict[str, float | None]:
     """I, LRA and TP of a written file's audio (the check of a normalised clip)."""
-    measured = measure_loudness(binary, path, target=target)
+    measured = measure_loudness(binary, path, target=target, cancel=cancel)
     return {} if measured is None else _rounded(measured)

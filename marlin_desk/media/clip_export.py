@@ -346,12 +346,10 @@ class _Job:
         audio = audio_plan(get_preset(spec.preset), self.info, self.options)
         if audio.loudness is None:
             return audio
-        if self.cancel is not None and self.cancel.is_set():
-            raise Cancelled("export cancelled")
         measured = measure_loudness(self.binary, self.video,
                                     start=self.info.start_time + plan.real_start,
                                     duration=plan.duration, filters=audio.filters,
-                                    target=audio.loudness["target"])
+                                    target=audio.loudness["target"], cancel=self.cancel)
         return with_loudnorm(audio, measured)
 
     def _audio_result(self, audio: AudioPlan, plan: ClipPlan, mode: Mode,
@@ -364,7 +362,7 @@ class _Job:
         doc = {**audio.to_json(), "codec": "copy" if copied else "aac"}
         if audio.loudness is not None:
             doc["loudness"] = {**audio.loudness, "output": output_loudness(
-                self.binary, str(path), audio.loudness["target"])}
+                self.binary, str(path), audio.loudness["target"], self.cancel)}
         return doc
 
     def _run(self, spec: ClipSpec, plan: ClipPlan, tmp: Path, soft: Path | None,

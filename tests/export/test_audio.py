@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from marlin_desk.cli.main import main
+from marlin_desk.core.errors import BadInput, Cancelled
+from marlin_desk.media.audio import parse_channels, parse_loudness
 from marlin_desk.media.clip_export import ClipSpec, ExportOptions, export_clip
 from marlin_desk.media.ffmpeg_bin import find_ffmpeg
 
@@ -131,3 +134,30 @@ def test_cli_loudness_and_channels(mono: Path, out_dir: Path, capsys) -> None:
     assert clip["audio"]["channels"] == 1
     assert clip["audio"]["loudness"]["output"]["I"] == pytest.approx(-16.0, abs=1.0)
     assert clip["audio"]["loudness"]["input"]["I"] < -16.0
+
+
+@pytest.mark.parametrize(("text", "value"), [("keep", None), ("-14", -14.0), (-23, -23.0),
+                                             ("podcast (-16 LUFS)", -16.0)])
+def test_parse_loudness(text, value) -> None:
+    assert parse_loudness(text) == value
+
+
+@pytest.mark.parametrize("bad", ["loud", "0", "-90"])
+def test_parse_loudness_rejects(bad: str) -> None:
+    with pytest.raises(BadInput):
+        parse_loudness(bad)
+
+
+def test_parse_channels() -> None:
+    assert [parse_channels(t) for t in ("keep", "1", "2", "mono", 2)] == [None, 1, 2, 1, 2]
+    with pytest.raises(BadInput):
+        parse_channels("6")
+
+
+def test_cancel_stops_the_loudness_measurement(stereo: Path, out_dir: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        export_clip(stereo, ClipSpec(0.0, 3.0, mode="exact"),
+                    ExportOptions(out_dir, loudness=-14), cancel=cancel)
+    assert not any(out_dir.iterdir())
