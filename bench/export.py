@@ -37,7 +37,12 @@ CASES = [
     ("youtube", "exact, youtube 1080p", dict(preset="youtube", mode="exact")),
     ("reels", "exact, reels 9:16 crop", dict(preset="reels", fill="crop", mode="exact")),
     ("blur", "exact, reels 9:16 blur", dict(preset="reels", fill="blur", mode="exact")),
+    # Loudness normalisation: two-pass loudnorm, the first pass an extra decode of the audio.
+    ("reels-loud", "exact, reels + loudnorm -14",
+     dict(preset="reels", fill="crop", mode="exact", loudness=-14.0)),
+    ("smart-loud", "smart + loudnorm -14", dict(mode="smart", loudness=-14.0)),
 ]
+_OPTION_KEYS = ("loudness", "audio_channels", "audio_kbps")  # ExportOptions, not ClipSpec
 # The same spans cut by FFmpeg alone: what the app's own work (planning, checks) costs on top.
 BARE = [
     ("bare-copy", "bare ffmpeg -c copy", ["-c", "copy"]),
@@ -100,9 +105,12 @@ def main() -> int:
         for name, label, extra in CASES:
             if name not in only:
                 continue
-            spec = ClipSpec(1.3, 1.3 + args.seconds, **extra)
+            spec_args = {k: v for k, v in extra.items() if k not in _OPTION_KEYS}
+            opt_args = {k: v for k, v in extra.items() if k in _OPTION_KEYS}
+            spec = ClipSpec(1.3, 1.3 + args.seconds, **spec_args)
             t, cpu0 = time.perf_counter(), _child_cpu()
-            r = export_clip(src, spec, ExportOptions(folder / name, speed=args.speed))
+            r = export_clip(src, spec, ExportOptions(folder / name, speed=args.speed,
+                                                     **opt_args))
             wall, cpu = time.perf_counter() - t, _child_cpu() - cpu0
             info = probe(str(r.path))
             row = {"case": label, "clip_s": round(r.real_duration, 3), "wall_s": round(wall, 2),

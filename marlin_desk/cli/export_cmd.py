@@ -26,6 +26,7 @@ _FORMATS = ("srt", "vtt", "chapters")
 
 def register(subparsers: Any) -> None:
     # Light modules only: building the parser must not load PyAV or FFmpeg tooling.
+    from marlin_desk.media.audio import AUDIO_BITRATES, LOUDNESS_TARGETS, TRUE_PEAK_DB
     from marlin_desk.media.encoders import DEFAULT_ENCODER, ENCODER_CHOICES
     from marlin_desk.media.naming import DEFAULT_TEMPLATE
     from marlin_desk.media.presets import (
@@ -76,6 +77,19 @@ def register(subparsers: Any) -> None:
                    help="video encoder for re-encodes: auto takes the best hardware encoder "
                         "that passes a test encode on this machine (cached), else x264 "
                         "(default %(default)s); smart cuts always match the source in software")
+    targets = ", ".join(f"{v:g} {k.split(' (')[0]}" for k, v in LOUDNESS_TARGETS.items()
+                        if v is not None)
+    p.add_argument("--loudness", default="keep", metavar="keep|LUFS",
+                   help="keep the source level (default) or normalise each clip to a target "
+                        f"in LUFS ({targets}; two-pass loudnorm, true peak "
+                        f"{TRUE_PEAK_DB:g} dBTP); the JSON reports the loudness measured in "
+                        "and out")
+    p.add_argument("--audio-channels", default="keep", metavar="keep|1|2",
+                   help="keep the source's layout (default; more than 2 channels become "
+                        "stereo in the social presets), 1 mono, 2 stereo, at the same level")
+    p.add_argument("--audio-bitrate", type=int, default=None, metavar="KBPS",
+                   help="AAC bit rate of re-encoded audio (e.g. "
+                        f"{', '.join(map(str, AUDIO_BITRATES))}; default: the preset's, 192)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     _add_style_args(p)
     p.set_defaults(func=run_export)
@@ -224,6 +238,7 @@ def _description(events: list[Event] | None, start: float, end: float) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from marlin_desk.media.audio import check_options, parse_channels, parse_loudness
     from marlin_desk.media.clip_export import ClipSpec, ExportOptions
     from marlin_desk.media.export_queue import ExportQueue
     from marlin_desk.media.ffmpeg_bin import find_ffmpeg
@@ -235,6 +250,9 @@ def run_export(args: argparse.Namespace) -> int:
         raise BadInput(f"{video} does not exist or is not a file")
     if args.top < 1:
         raise BadInput("--top must be at least 1")
+    loudness = parse_loudness(args.loudness)
+    channels = parse_channels(args.audio_channels)
+    check_options(loudness, channels, args.audio_bitrate)
     spans: list[tuple[float, float, str]] = []
     for text in args.clip:
         a, b = parse_clip(text)
@@ -251,7 +269,9 @@ def run_export(args: argparse.Namespace) -> int:
     clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, mode,
                       args.fill, args.subtitles) for a, b, desc in spans]
     out_dir = Path(args.out) if args.out else Path(video).resolve().parent
-    options = ExportOptions(out_dir, args.name, args.speed, _style(args), encoder=args.encoder)
+    options = ExportOptions(out_dir, args.name, args.speed, _style(args), encoder=args.encoder,
+                            loudness=loudness, audio_channels=channels,
+                            audio_kbps=args.audio_bitrate)
     binary = find_ffmpeg()
     bar = _Bars(len(clips), args.encoder)
     queue = ExportQueue(video, clips, options, events=events, on_progress=bar.update,
@@ -319,6 +339,14 @@ class _Bars:
         if result.fallback:
             progress(f"clip {result.index}/{self.count}: no smart cut, re-encoded in exact "
                      f"mode: {result.fallback}")
+        audio = result.audio or {}
+        loud = audio.get("loudness")
+        if loud:
+            out = loud.get("output") or {}
+            progress(f"clip {result.index}/{self.count}: loudness {loud['input'].get('I')} -> "
+                     f"{out.get('I')} LUFS (target {loud['target']:g}, {loud['method']})")
+        if audio.get("note"):
+            progress(f"clip {result.index}/{self.count}: {audio['note']}")
 
     def close(self) -> None:
         if self.tty:

@@ -36,6 +36,14 @@ import ffmpeg
 from marlin_desk.core.errors import BadInput, Cancelled, MarlinError
 from marlin_desk.core.timeline import Event
 from marlin_desk.media import probe as _probe
+from marlin_desk.media.audio import (
+    AudioPlan,
+    check_options,
+    measure_loudness,
+    output_loudness,
+    plan_audio,
+    with_loudnorm,
+)
 from marlin_desk.media.encoders import (
     Encoder,
     choose_encoder,
@@ -57,8 +65,8 @@ from marlin_desk.media.presets import (
     MODES,
     SUBTITLE_MODES,
     Mode,
+    Preset,
     apply_video_filters,
-    audio_args,
     get_preset,
     output_fps,
     video_args,
@@ -68,6 +76,7 @@ from marlin_desk.media.probe import VideoInfo
 from marlin_desk.media.smart_cut import (
     SmartFallback,
     SmartPlan,
+    copy_audio,
     plan_smart,
     smart_blocker,
     write_smart,
@@ -148,11 +157,15 @@ def output_size(info: VideoInfo, spec: ClipSpec) -> tuple[int, int]:
 
 def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoInfo,
                   out_path: Path, options: ExportOptions, *, soft_subs: Path | None = None,
-                  burn_subs: Path | None = None, encoder: Encoder | None = None) -> list[str]:
+                  burn_subs: Path | None = None, encoder: Encoder | None = None,
+                  audio: AudioPlan | None = None) -> list[str]:
     """The FFmpeg argument list (executable first) writing `out_path`; a re-encode uses
-    `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265."""
+    `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265. `audio`
+    (media.audio) says how the sound is written; None: as the options ask, no loudness."""
     spec = plan.spec
     preset = get_preset(spec.preset)
+    if audio is None:
+        audio = audio_plan(preset, info, options, loudness=False)
     in_args: dict[str, Any] = {"seek_timestamp": 1, "ss": plan.seek}
     if plan.fps is not None:
         in_args["noaccurate_seek"] = None  # our own trim cuts, the same on every FFmpeg version
@@ -165,9 +178,12 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
     if plan.fps is None:  # stream copy
         streams.append(src["v:0"])
         out_args["c:v"] = "copy"
-        if info.has_audio:
+        if info.has_audio and plan.copy_audio and not audio.changes:
             streams.append(src["a:0"])
-            out_args.update({"c:a": "copy"} if plan.copy_audio else audio_args(preset))
+            out_args["c:a"] = "copy"
+        elif info.has_audio:  # the video is still copied; the sound is re-encoded
+            streams.append(_audio_filters(src["a:0"], audio))
+            out_args.update(audio.encode)
     else:
         fill = spec.fill or preset.fill
         v = src["v:0"].filter("trim", start=f"{plan.skip:.6f}").filter("setpts", "PTS-STARTPTS")
@@ -184,9 +200,9 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
         out_args.update(v_args)
         out_args["max_muxing_queue_size"] = 1024
         if info.has_audio:
-            streams.append(src["a:0"].filter("atrim", start=f"{plan.skip:.6f}")
-                           .filter("asetpts", "PTS-STARTPTS"))
-            out_args.update(audio_args(preset))
+            streams.append(_audio_filters(src["a:0"].filter("atrim", start=f"{plan.skip:.6f}")
+                                          .filter("asetpts", "PTS-STARTPTS"), audio))
+            out_args.update(audio.encode)
     if soft_subs is not None:
         streams.append(ffmpeg.input(_url(str(soft_subs)))["s:0"])
         out_args["c:s"] = plan.subtitle_codec
@@ -195,6 +211,19 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
     cmd = list(ffmpeg.compile(out, cmd=binary.path))
     # The encoder's global options (a VAAPI device) go first, before any input or filter.
     return [cmd[0], *(input_args(encoder.family) if encoder else []), *cmd[1:]]
+
+
+def audio_plan(preset: Preset, info: VideoInfo, options: ExportOptions, *,
+               loudness: bool = True) -> AudioPlan:
+    """The clip's audio as the options ask (loudness still to be measured: with_loudnorm)."""
+    return plan_audio(preset, info, channels=options.audio_channels, kbps=options.audio_kbps,
+                      loudness=options.loudness if loudness else None)
+
+
+def _audio_filters(stream: Any, audio: AudioPlan) -> Any:
+    for name, opts in audio.filters:
+        stream = stream.filter(name, **opts)
+    return stream
 
 
 def _url(path: str) -> str:
@@ -216,6 +245,7 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
     video = os.path.abspath(os.fspath(video))
     info = info or _probe.probe(video)
     spec = validate_clip(spec, info)
+    check_options(options.loudness, options.audio_channels, options.audio_kbps)
     binary = binary or find_ffmpeg()
     if spec.subtitles != "none" and events is None:
         raise BadInput("subtitles need the video's events: analyse the video first")
@@ -275,21 +305,23 @@ class _Job:
         style = options.subtitle_style
         details = None
         used: Encoder | None = None
+        audio = self._audio(spec, plan)
         try:
             with tempfile.TemporaryDirectory(prefix="marlin-export-") as work:
                 soft, burn = self._subtitle_files(spec, plan, Path(work), fps)
                 if smart is not None:
                     details = write_smart(
                         self.binary, self.video, smart, info, get_preset(spec.preset), tmp,
-                        Path(work), speed=options.speed, soft_subs=soft,
+                        Path(work), speed=options.speed, audio=audio, soft_subs=soft,
                         subtitle_codec=plan.subtitle_codec,
                         subtitle_language=options.subtitle_language,
                         on_progress=self.on_progress, cancel=self.cancel).details
                     used = Encoder(details["encoder"], "x264", "smart cut matches the source "
                                    "with the software encoder of its codec")
                 else:
-                    used = self._run(spec, plan, tmp, soft, burn)
+                    used = self._run(spec, plan, tmp, soft, burn, audio)
             real_duration = video_duration(str(tmp))
+            audio_json = self._audio_result(audio, plan, mode, tmp)
             try:
                 path = place_without_overwrite(tmp, final)
             except OSError as exc:
@@ -300,15 +332,41 @@ class _Job:
             raise
         result = ExportResult(self.index, spec, "done", path, plan.real_start, real_duration,
                               mode_used=mode, smart=details,
-                              encoder=None if used is None else used.to_json())
+                              encoder=None if used is None else used.to_json(),
+                              audio=audio_json)
         if spec.subtitles in ("srt", "vtt"):
             result.subtitle_path = write_clip_subtitles(self.events or [], path, spec.subtitles,
                                                         plan.real_start, real_duration, style,
                                                         fps)
         return result
 
+    def _audio(self, spec: ClipSpec, plan: ClipPlan) -> AudioPlan:
+        """How the clip's sound is written; with a loudness target, its first loudnorm pass
+        (a decode of the clip's audio only) measures the span the clip will hold."""
+        audio = audio_plan(get_preset(spec.preset), self.info, self.options)
+        if audio.loudness is None:
+            return audio
+        measured = measure_loudness(self.binary, self.video,
+                                    start=self.info.start_time + plan.real_start,
+                                    duration=plan.duration, filters=audio.filters,
+                                    target=audio.loudness["target"], cancel=self.cancel)
+        return with_loudnorm(audio, measured)
+
+    def _audio_result(self, audio: AudioPlan, plan: ClipPlan, mode: Mode,
+                      path: Path) -> dict[str, Any] | None:
+        """What the result says about the sound; a normalised clip's loudness is measured."""
+        if not audio.has_audio:
+            return {**audio.to_json(), "codec": None}
+        copied = (copy_audio(self.info, audio) if mode == "smart" else
+                  mode == "fast" and plan.copy_audio and not audio.changes)
+        doc = {**audio.to_json(), "codec": "copy" if copied else "aac"}
+        if audio.loudness is not None:
+            doc["loudness"] = {**audio.loudness, "output": output_loudness(
+                self.binary, str(path), audio.loudness["target"], self.cancel)}
+        return doc
+
     def _run(self, spec: ClipSpec, plan: ClipPlan, tmp: Path, soft: Path | None,
-             burn: Path | None) -> Encoder | None:
+             burn: Path | None, audio: AudioPlan) -> Encoder | None:
         """Run the exact or fast FFmpeg command; a hardware encoder that fails is replaced by
         the software one. Returns the encoder that wrote the file (None for a copy)."""
         encoder = None
@@ -317,7 +375,7 @@ class _Job:
                                    self.binary.has_encoder("libx265"))
             encoder = choose_encoder(self.binary, software, self.options.encoder)
         cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
-                            soft_subs=soft, burn_subs=burn, encoder=encoder)
+                            soft_subs=soft, burn_subs=burn, encoder=encoder, audio=audio)
         try:
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         except Cancelled:
@@ -329,7 +387,8 @@ class _Job:
             encoder = Encoder(software, "x264", f"{encoder.name} failed ({exc}); using "
                                                 f"{software}")
             cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
-                                soft_subs=soft, burn_subs=burn, encoder=encoder)
+                                soft_subs=soft, burn_subs=burn, encoder=encoder,
+                                audio=audio)
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         return encoder
 

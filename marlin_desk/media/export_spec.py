@@ -54,6 +54,12 @@ class ExportOptions:
     burn_style: BurnStyle = field(default_factory=BurnStyle)
     subtitle_language: str = "eng"
     encoder: str = DEFAULT_ENCODER  # for re-encodes: auto, x264 or a hardware family
+    # Audio (media.audio has the choices): a loudness target in LUFS (None keeps the level),
+    # the output channels (None keeps the layout, 1 mono, 2 stereo), the AAC bit rate of a
+    # re-encode in kbps (None: the preset's).
+    loudness: float | None = None
+    audio_channels: int | None = None
+    audio_kbps: int | None = None
 
 
 @dataclass
@@ -73,6 +79,7 @@ class ExportResult:
     fallback: str | None = None  # why smart mode re-encoded the whole clip instead
     smart: dict[str, Any] | None = None  # what a smart cut re-encoded and copied
     encoder: dict[str, Any] | None = None  # the video encoder that ran and why (None: a copy)
+    audio: dict[str, Any] | None = None  # channels, codec, loudness measured in and out, note
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,7 +93,7 @@ class ExportResult:
             "subtitle_path": None if self.subtitle_path is None else str(self.subtitle_path),
             "error": self.error, "seconds": round(self.seconds, 3),
             "mode_used": self.mode_used or None, "fallback_reason": self.fallback,
-            "smart": self.smart, "encoder": self.encoder,
+            "smart": self.smart, "encoder": self.encoder, "audio": self.audio,
         }
 
 

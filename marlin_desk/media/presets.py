@@ -9,6 +9,9 @@ the filters below work on displayed sizes.
 Sources: YouTube's "Recommended upload encoding settings" (H.264 High, progressive, closed GOP of
 half the frame rate, 4:2:0, AAC-LC 48 kHz stereo, moov at the front; 8 Mbps for 1080p up to 30 fps,
 12 Mbps above); Instagram Reels / YouTube Shorts / TikTok all take 1080x1920 H.264 + AAC.
+Audio keeps the source's channel layout (every platform takes mono AAC; upmixing it to stereo
+only cost 3 dB, issue #20 defect 10): the social presets bring more than two channels down to
+stereo and resample to 48 kHz. ExportOptions.audio_channels asks for mono or stereo (media.audio).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class Preset:
     gop_seconds: float  # keyframe interval
     maxrate_kbps: int | None  # caps the bit rate (and lets us estimate the size)
     audio_rate: int | None  # None keeps the source sample rate
-    audio_channels: int | None
+    max_audio_channels: int | None  # more are downmixed to this many; None keeps them all
     audio_kbps: int = 192
 
 
@@ -163,16 +166,6 @@ def video_args(preset: Preset, codec: str, fps: Fraction, speed: str) -> dict[st
     if preset.maxrate_kbps:
         args["maxrate"] = f"{preset.maxrate_kbps}k"
         args["bufsize"] = f"{preset.maxrate_kbps * 2}k"
-    return args
-
-
-def audio_args(preset: Preset) -> dict[str, Any]:
-    """AAC-LC for every re-encode: accepted by every platform and cut exactly."""
-    args: dict[str, Any] = {"c:a": "aac", "profile:a": "aac_low", "b:a": f"{preset.audio_kbps}k"}
-    if preset.audio_rate:
-        args["ar"] = preset.audio_rate
-    if preset.audio_channels:
-        args["ac"] = preset.audio_channels
     return args
 
 

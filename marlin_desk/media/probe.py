@@ -84,6 +84,8 @@ class VideoInfo:
     # The start timecode the camera or the encoder recorded (the `timecode` tag of the video
     # stream, the container or a tmcd data track), e.g. "01:00:00;00" (';' means drop-frame).
     timecode: str | None = None
+    audio_channels: int = 0  # of the first audio stream (0: none or unknown)
+    audio_sample_rate: int = 0  # Hz (0: none or unknown)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,7 +110,18 @@ class VideoInfo:
             "truncated": self.truncated,
             "frame_rate": self.frame_rate,
             "timecode": self.timecode,
+            "audio_channels": self.audio_channels,
+            "audio_sample_rate": self.audio_sample_rate,
         }
+
+
+def _audio_int(audio: Any, name: str) -> int:
+    """An integer property of an audio stream's codec context (0 when unknown)."""
+    ctx = getattr(audio, "codec_context", None) if audio is not None else None
+    try:
+        return int(getattr(ctx, name, 0) or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 # --------------------------------------------------------------------------- opening
@@ -275,6 +288,8 @@ def probe(path: str) -> VideoInfo:
             truncated=bool(truncated),
             frame_rate=_nominal_rate(stream),
             timecode=_timecode(container, stream),
+            audio_channels=_audio_int(audio, "channels"),
+            audio_sample_rate=_audio_int(audio, "sample_rate"),
         )
     finally:
         container.close()

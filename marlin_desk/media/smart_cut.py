@@ -5,11 +5,12 @@ the out-point, those from the last keyframe to the out-point) are re-encoded, wi
 codec, profile, level, pixel format and colour tags; everything between is copied packet for
 packet (smart_scan plans it, smart_params matches the encoder, smart_join joins). AAC audio is
 copied from the packet holding the first frame's time, the MP4 edit list skipping the samples
-before it; other audio is re-encoded to AAC from that time: either way it starts in sync, to
-the sample. The head and the tail encode at once, as do the two decode checks. The result is checked
-(frame count and times, codec, profile, pixel format, and a decode of each join without a
-single error) and any doubt raises SmartFallback: the caller then re-encodes the clip in
-`exact` mode and reports the reason.
+before it; other audio, and any audio whose channels or loudness the export changes (media.audio:
+the whole clip's sound is re-encoded while the video is still copied), is re-encoded to AAC from
+that time: either way it starts in sync, to the sample. The head and the tail encode at once, as
+do the two decode checks. The result is checked (frame count and times, codec, profile, pixel
+format, and a decode of each join without a single error) and any doubt raises SmartFallback:
+the caller then re-encodes the clip in `exact` mode and reports the reason.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from typing import Any
 import av
 
 from marlin_desk.core.errors import Cancelled, MarlinError
+from marlin_desk.media.audio import AudioPlan, filter_text
 from marlin_desk.media.export_keyframes import seek_arg
 from marlin_desk.media.export_run import CancelToken, run_ffmpeg
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary
-from marlin_desk.media.presets import Preset, audio_args
+from marlin_desk.media.presets import Preset
 from marlin_desk.media.probe import VideoInfo
 from marlin_desk.media.smart_join import join_video
 from marlin_desk.media.smart_params import SmartFallback, encoder_args, stream_params
@@ -68,11 +70,13 @@ def smart_blocker(preset: Preset, subtitles: str, info: VideoInfo,
 
 def write_smart(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoInfo,
                 preset: Preset, out: Path, work: Path, *, speed: str,
-                soft_subs: Path | None = None, subtitle_codec: str = "mov_text",
+                audio: AudioPlan | None = None, soft_subs: Path | None = None,
+                subtitle_codec: str = "mov_text",
                 subtitle_language: str = "eng",
                 on_progress: Callable[[float], None] | None = None,
                 cancel: CancelToken | None = None) -> SmartOutcome:
-    """Write the smart cut planned by `plan` to `out` (MP4), checked; or raise SmartFallback."""
+    """Write the smart cut planned by `plan` to `out` (MP4), checked; or raise SmartFallback.
+    `audio` (media.audio) says how the sound is written; None: copied or re-encoded as is."""
     tb = plan.source.time_base
     n_frames = len(plan.frames)
     progress = _Stages(on_progress, sum(len(s.frames) for s in plan.segments
@@ -102,7 +106,7 @@ def write_smart(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoIn
     except av.FFmpegError as exc:
         raise SmartFallback(f"joining the copied and re-encoded frames failed: {exc}") from exc
     duration = n_frames * plan.step * tb
-    cmd = _mux_command(binary, video, plan, info, preset, joined, out, duration, soft_subs,
+    cmd = _mux_command(binary, video, plan, info, audio, joined, out, duration, soft_subs,
                        subtitle_codec, subtitle_language)
     _run(cmd, float(duration), progress.stage(1.0), cancel, "writing the joined clip")
     check_result(binary, out, plan)
@@ -113,7 +117,7 @@ def write_smart(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoIn
         "copied_s": round(plan.seconds(plan.copy), 6),
         "reencoded_tail_s": round(plan.seconds(plan.tail), 6),
         "encoder": SMART_ENCODERS[plan.source.codec],
-        "audio": None if not info.has_audio else "copied" if copy_audio(info) else "aac",
+        "audio": None if not info.has_audio else "copied" if copy_audio(info, audio) else "aac",
     }
     return SmartOutcome(float(duration), details)
 
@@ -163,20 +167,20 @@ def _encode_command(binary: FFmpegBinary, video: str, plan: SmartPlan, seg: Segm
             "-video_track_timescale", str(tb.denominator), "-f", "mp4", _url(str(out))]
 
 
-def copy_audio(info: VideoInfo) -> bool:
-    """Whether the audio is copied (AAC, cut on the sample by the MP4 edit list) rather than
-    re-encoded to AAC from the first frame's time."""
-    return info.audio_codec == "aac"
+def copy_audio(info: VideoInfo, audio: AudioPlan | None = None) -> bool:
+    """Whether the audio is copied (AAC, cut on the sample by the MP4 edit list, and nothing
+    asks to change it) rather than re-encoded to AAC from the first frame's time."""
+    return info.audio_codec == "aac" and (audio is None or not audio.changes)
 
 
 def _mux_command(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoInfo,
-                 preset: Preset, joined: Path, out: Path, duration: Fraction,
+                 audio: AudioPlan | None, joined: Path, out: Path, duration: Fraction,
                  soft_subs: Path | None, subtitle_codec: str, language: str) -> list[str]:
     """FFmpeg putting the joined video, the audio cut at the first frame's time and the soft
     subtitles into the (partial) output file."""
     cmd = [binary.path, "-i", _url(str(joined))]
     maps = ["-map", "0:v:0", "-c:v", "copy"]
-    if info.has_audio and copy_audio(info):
+    if info.has_audio and copy_audio(info, audio):
         # AAC is copied from the packet that holds the first frame's time on; the MP4 edit
         # list skips the samples before it, so the sound starts on that time to the sample.
         t0 = float(plan.zero * plan.source.time_base)
@@ -189,10 +193,14 @@ def _mux_command(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoI
         cmd += ["-seek_timestamp", "1", "-ss", seek_text, "-noaccurate_seek", "-i", _url(video)]
         # Shift by the first frame's time, not by the first sample's: audio that starts after
         # the in-point keeps its offset from the picture.
-        maps += ["-map", "1:a:0", "-af",
-                 f"atrim=start={max(0.0, start):.6f}:end={start + float(duration):.6f},"
-                 f"asetpts=PTS-{start:.6f}/TB"]
-        for key, value in audio_args(preset).items():
+        chain = (f"atrim=start={max(0.0, start):.6f}:end={start + float(duration):.6f},"
+                 f"asetpts=PTS-{start:.6f}/TB")
+        if audio is not None and audio.filters:
+            chain += "," + filter_text(audio.filters)
+        maps += ["-map", "1:a:0", "-af", chain]
+        encode = audio.encode if audio is not None else {
+            "c:a": "aac", "profile:a": "aac_low", "b:a": "192k"}
+        for key, value in encode.items():
             maps += [f"-{key}", str(value)]
     if soft_subs is not None:
         cmd += ["-i", _url(str(soft_subs))]

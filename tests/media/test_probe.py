@@ -37,6 +37,8 @@ def test_cfr_mp4_every_field(video: MakeVideo) -> None:
         truncated=False,
         frame_rate="30/1",
         timecode=None,
+        audio_channels=1,
+        audio_sample_rate=48_000,
     )
     # AAC priming starts the audio a little before the video: the container starts earlier,
     # our video time does not.
