@@ -452,7 +452,7 @@ def test_timecode_display_shows_and_takes_frames(qtbot, make_window, settings,
     assert settings.get("time_display") == "seconds"
     assert events.data(events.index(1, 0)) == "0:02.480"
     assert w.search_panel.results.topLevelItem(0).text(1) == "0:00.500"
-    assert w.clips_panel.summary.text() == "1 clips, 0:03.300 in all"
+    assert w.clips_panel.summary.text() == "1 clip, 0:03.300 in all"
     assert events.setData(events.index(1, 1), "00:00:03:05")
     assert w.doc.events[1].end == 3.2
     assert not events.setData(events.index(1, 1), "00:00:03:25")  # no frame 25 at 25 fps

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from marlin_desk.gui.controllers.model_jobs import ModelJobs
 from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.settings import MODEL_KEYS, Settings
+from marlin_desk.gui.timefmt import set_display
 
 
 class Dialogs(QObject):
@@ -38,7 +39,6 @@ class Dialogs(QObject):
         """The theme now; a changed backend, device, model or server reloads a loaded model;
         the window length and export folder are read at each use."""
         self.set_theme(self.settings.get("theme"))
-        from marlin_desk.gui.timefmt import set_display  # #20.14: seconds or timecode
 
         set_display(mode=self.settings.get("time_display"))  # every time shown repaints
         changed = before is not None and any(self.settings.get(k) != before.get(k)
