@@ -35,6 +35,9 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
                    "save the clips and edits of this video (and the open project file)"),
         ActionSpec("Save Project &As…", "project.save_as", "Ctrl+Shift+S"),
         SEPARATOR,
+        ActionSpec("&Hand Off to an NLE…", "exports.request_handoff", "Ctrl+Shift+H",
+                   "the clip bin as a timeline for Premiere, Resolve or Final Cut"),
+        SEPARATOR,
         ActionSpec("&Quit", "close", SK.Quit),
     )),
     ("&Edit", (

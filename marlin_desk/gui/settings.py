@@ -30,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "auto_analyse": True,
     "volume": 80,
     # the remote backend: an OpenAI-compatible server (vLLM) answers the windows
+    "handoff_target": "",  # the NLE the last timeline was for
     "server_url": "",
     "server_model": "",  # empty: the server's only model
     "server_api_key": "",
@@ -88,7 +89,7 @@ class Settings:
         value = self.get("export_dir")
         return Path(value) if value else Path.home() / "Marlin Desk exports"
 
-    EXPORT_CHOICES = ("preset", "fill", "mode", "encoder", "subtitles")
+    EXPORT_CHOICES = ("preset", "fill", "mode", "encoder", "loudness", "channels", "subtitles")
 
     def export_choices(self) -> dict[str, Any]:
         """The export dialog's last choices (and its folder), as it offers them again."""

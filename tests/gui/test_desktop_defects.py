@@ -268,3 +268,30 @@ def test_polish_counts_names_and_labels(qtbot, make_window, sample_video) -> Non
     w.undo_stack.undo()
     assert "Undo" in rows and not any(k.startswith("Undo ") for k in rows)
     assert QApplication.instance() is not None
+
+
+# -- the hand-off from the app (#15) --------------------------------------------------------------
+def test_the_clip_bin_goes_to_an_nle_as_a_timeline(qtbot, make_window, sample_video,
+                                                   tmp_path) -> None:
+    import opentimelineio as otio
+
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.doc.set_analysis(KNOWN)
+    _clip(w, 1.0, 2.0)
+    _clip(w, 4.0, 5.5)
+    next(a for a in w.actions() if a.text() == "&Hand Off to an NLE…").trigger()
+    dialog = w.exports.dialog
+    dialog.target.setCurrentIndex(dialog.target.findData("otio"))
+    dialog.file.setText(str(tmp_path / "cut.otio"))
+    dialog.accept()
+    qtbot.waitUntil(lambda: w.exports.handoff_result is not None or bool(w.errors),
+                    timeout=30_000)
+    assert not w.errors and w.exports.handoff_result.path == tmp_path / "cut.otio"
+    timeline = otio.adapters.read_from_file(str(tmp_path / "cut.otio"))
+    clips = list(timeline.video_tracks()[0].find_clips())
+    assert len(clips) == 2
+    assert clips[0].source_range.start_time.to_seconds() == pytest.approx(1.0, abs=0.02)
+    assert clips[1].source_range.duration.to_seconds() == pytest.approx(1.5, abs=0.05)
+    names = {m.name for c in clips for m in c.markers} | {m.name for m in timeline.tracks.markers}
+    assert any("red" in n or "blue" in n for n in names), names

@@ -103,7 +103,8 @@ def test_export_dialog_choices(qtbot, make_window) -> None:
     d = ExportDialog(2, "/tmp/x", has_events=True, parent=w)
     qtbot.addWidget(d)
     assert d.choices() == {"out_dir": "/tmp/x", "preset": None, "fill": "crop",
-                           "mode": "auto", "encoder": "auto", "subtitles": "none"}
+                           "mode": "auto", "encoder": "auto", "loudness": "keep",
+                           "channels": "keep", "subtitles": "none"}
     d.set_choice(d.preset, "youtube")
     assert not d.fill.isEnabled()  # fill only matters for 9:16 and 1:1
     d.set_choice(d.preset, "reels")
@@ -112,7 +113,8 @@ def test_export_dialog_choices(qtbot, make_window) -> None:
     assert d.fill.isEnabled()
     d.set_choice(d.mode, "exact")
     assert d.choices() == {"out_dir": "/tmp/x", "preset": "reels", "fill": "blur",
-                           "mode": "exact", "encoder": "auto", "subtitles": "burn"}
+                           "mode": "exact", "encoder": "auto", "loudness": "keep",
+                           "channels": "keep", "subtitles": "burn"}
     d.set_choice(d.mode, "fast")  # stream copy: no resize, no burned subtitles
     assert d.choices()["preset"] == "original" and d.choices()["subtitles"] == "none"
     assert not d.preset.isEnabled() and not d.fill.isEnabled()
@@ -135,11 +137,16 @@ def test_the_export_dialog_offers_the_last_choices_again(qtbot, make_window, set
     d.set_choice(d.mode, "exact")
     d.set_choice(d.encoder, "x264")
     d.set_choice(d.subtitles, "vtt")
+    d.set_choice(d.loudness, "social (-14 LUFS)")
+    d.set_choice(d.channels, "stereo")
     d.folder.setText(str(tmp_path / "reels"))
     chosen = d.choices()
     _click(qtbot, d, QDialogButtonBox.StandardButton.Ok)
     qtbot.waitUntil(lambda: w.exports.results is not None, timeout=180_000)
-    assert w.exports.results[0].status == "done", w.exports.results[0].error
+    result = w.exports.results[0]
+    assert result.status == "done", result.error
+    assert result.audio["channels"] == 2  # the sample video's mono sound, as asked
+    assert result.audio["loudness"]["output"]["I"] == pytest.approx(-14.0, abs=1.0)
     w.exports.request([c.id for c in w.doc.clips])
     again = w.exports.dialog
     assert again is not d and again.choices() == chosen

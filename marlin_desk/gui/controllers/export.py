@@ -17,6 +17,7 @@ from marlin_desk.gui.panels.clips import ClipsPanel
 from marlin_desk.gui.settings import Settings
 from marlin_desk.gui.statusbar import JobBar
 from marlin_desk.gui.timefmt import count
+from marlin_desk.media.audio import AUDIO_CHANNEL_CHOICES, LOUDNESS_TARGETS
 from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.export import ClipSpec, ExportOptions
 from marlin_desk.media.presets import default_mode
@@ -37,6 +38,8 @@ class ExportController(QObject):
         self.worker: ExportWorker | None = None
         self.results: list[Any] | None = None
         self.dialog: Any = None
+        self.handoff_worker: Any = None
+        self.handoff_result: Any = None
         progress = clips.export_progress
         progress.cancelClip.connect(self.cancel_clip)
         progress.cancelAll.connect(self.cancel)
@@ -88,7 +91,8 @@ class ExportController(QObject):
 
     def export(self, ids: list[str], out_dir: str | None = None, *, preset: str | None = None,
                fill: str | None = None, mode: str = "auto", subtitles: str = "none",
-               encoder: str = DEFAULT_ENCODER) -> bool:
+               encoder: str = DEFAULT_ENCODER, loudness: str = "keep",
+               channels: str = "keep") -> bool:
         """Export the clips; `preset` None keeps each clip's own; mode "auto" is the media
         layer's default for each clip's preset. Subtitles are made from the events as edited
         in the Events panel (the export layer times them from each clip)."""
@@ -112,7 +116,10 @@ class ExportController(QObject):
         target = out_dir or str(self.settings.export_dir)
         try:
             worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self,
-                                  options=ExportOptions(Path(target), encoder=encoder))
+                                  options=ExportOptions(
+                                      Path(target), encoder=encoder,
+                                      loudness=LOUDNESS_TARGETS.get(loudness),
+                                      audio_channels=AUDIO_CHANNEL_CHOICES.get(channels)))
         except (MarlinError, OSError, ValueError) as exc:
             self.notifier.error(f"The export could not start: {exc}")
             return False
@@ -127,6 +134,48 @@ class ExportController(QObject):
         self.jobs.add("export", f"Exporting {count(len(specs), 'clip')}", worker.cancel)
         worker.start()
         return True
+
+    # -- hand-off to an NLE ------------------------------------------------------------------
+    @Slot()
+    def request_handoff(self) -> None:
+        if not self.doc.video:
+            self.notifier.error("Open a video first.")
+            return
+        if not self.doc.clips:
+            self.notifier.error("Add clips to the clip bin first: they become the timeline.")
+            return
+        from marlin_desk.gui.dialogs.handoff import HandoffDialog
+
+        dialog = HandoffDialog(self.doc.video, len(self.doc.clips),
+                               self.settings.get("handoff_target") or None, self.window)
+        dialog.accepted.connect(lambda: self.handoff(*dialog.choices()))
+        dialog.finished.connect(dialog.deleteLater)
+        self.dialog = dialog
+        dialog.open()
+
+    def handoff(self, target: str, out: str | None = None) -> None:
+        """Write the timeline on a worker; the outcome is said in the message bar."""
+        from marlin_desk.gui.dialogs.handoff import HandoffWorker
+        from marlin_desk.handoff import SearchHit
+
+        self.settings.set("handoff_target", target)
+        searches = [SearchHit(self.doc.query, s) for s in self.doc.results]
+        worker = HandoffWorker(self.doc.video, target, out or None, list(self.doc.clips),
+                               list(self.doc.events), searches, self)
+        worker.written.connect(self._on_handoff_written)
+        worker.failed.connect(lambda m: self.notifier.error(f"The timeline was not written: {m}"))
+        worker.finished.connect(lambda: self.jobs.remove("handoff"))
+        worker.finished.connect(worker.deleteLater)
+        self.handoff_worker = worker
+        self.jobs.add("handoff", "Writing the timeline", None)
+        worker.start()
+
+    @Slot(object)
+    def _on_handoff_written(self, result: Any) -> None:
+        from marlin_desk.handoff import target
+
+        self.handoff_result = result
+        self.notifier.notice(f"Timeline written to {result.path} — {target(result.target).help}")
 
     @Slot()
     def cancel(self) -> None:

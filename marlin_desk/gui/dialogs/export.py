@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.gui.panels.clips import preset_label, preset_names
+from marlin_desk.media.audio import AUDIO_CHANNEL_CHOICES, LOUDNESS_TARGETS, TRUE_PEAK_DB
 from marlin_desk.media.encoders import ENCODER_CHOICES
 from marlin_desk.media.presets import MODE_LABELS, MODES
 
@@ -32,6 +33,10 @@ MODE_CHOICES = (("auto", "Best for each clip (smart, or exact for resized preset
 ENCODER_LABELS = {"auto": "Best on this computer (GPU encoder when it works)",
                   "x264": "Software (libx264)"}
 ENCODER_CHOICES_SHOWN = tuple((e, ENCODER_LABELS.get(e, e.upper())) for e in ENCODER_CHOICES)
+LOUDNESS_SHOWN = tuple((key, "Keep the source's level" if value is None else key.capitalize())
+                       for key, value in LOUDNESS_TARGETS.items())
+CHANNELS_SHOWN = tuple((key, "Keep the source's channels" if value is None else key.capitalize())
+                       for key, value in AUDIO_CHANNEL_CHOICES.items())
 SUBTITLE_CHOICES = (("none", "None"), ("srt", "SRT file beside the clip"),
                     ("vtt", "WebVTT file beside the clip"), ("soft", "Soft track in the clip"),
                     ("burn", "Burned into the picture"))
@@ -64,6 +69,10 @@ class ExportDialog(QDialog):
         self.encoder = _combo(ENCODER_CHOICES_SHOWN, "Encoder")
         self.encoder.setToolTip("Used for the clips that are re-encoded (resized presets, "
                                 "burned subtitles); smart cuts match the source with software")
+        self.loudness = _combo(LOUDNESS_SHOWN, "Loudness")
+        self.loudness.setToolTip(f"Two-pass loudness normalisation, true peak at most "
+                                 f"{TRUE_PEAK_DB:g} dBTP")
+        self.channels = _combo(CHANNELS_SHOWN, "Audio channels")
         self.subtitles = _combo(SUBTITLE_CHOICES, "Subtitles")
         self.subtitles.setToolTip("Made from the events as edited in the Events panel, "
                                   "timed from each clip's start")
@@ -79,6 +88,8 @@ class ExportDialog(QDialog):
         form.addRow("Fill (9:16, 1:1)", self.fill)
         form.addRow("Mode", self.mode)
         form.addRow("Encoder", self.encoder)
+        form.addRow("Loudness", self.loudness)
+        form.addRow("Audio channels", self.channels)
         form.addRow("Subtitles", self.subtitles)
         form.addRow("Output folder", row)
         if not has_events:
@@ -99,7 +110,8 @@ class ExportDialog(QDialog):
     def _restore(self, last: dict[str, Any]) -> None:
         """The choices of the last export (a value that is no longer offered is skipped)."""
         for box, key in ((self.preset, "preset"), (self.fill, "fill"), (self.mode, "mode"),
-                         (self.encoder, "encoder"), (self.subtitles, "subtitles")):
+                         (self.encoder, "encoder"), (self.loudness, "loudness"),
+                         (self.channels, "channels"), (self.subtitles, "subtitles")):
             value = last.get(key)
             if value not in (None, "") and box.findData(value) >= 0:
                 self.set_choice(box, value)
@@ -140,4 +152,5 @@ class ExportDialog(QDialog):
         return {"out_dir": self.folder.text().strip() or None,
                 "preset": self.preset.currentData(), "fill": self.fill.currentData(),
                 "mode": self.mode.currentData(), "encoder": self.encoder.currentData(),
+                "loudness": self.loudness.currentData(), "channels": self.channels.currentData(),
                 "subtitles": self.subtitles.currentData()}
