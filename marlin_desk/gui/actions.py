@@ -7,9 +7,13 @@ window.edits.delete_selected); a few entries are filled by the window itself (ma
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence, QUndoStack
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 Key = str | QKeySequence.StandardKey | None
 
@@ -65,6 +69,14 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
         ActionSpec("Frame Forward", "player.step", "Right", args=(1,)),
         ActionSpec("Go to Start", "player.home", "Home"),
         ActionSpec("Go to End", "player.end", "End"),
+        SEPARATOR,
+        ActionSpec("Previous Edit Point", "navigation.previous_edit", "Up",
+                   "the previous event or clip edge, or mark"),
+        ActionSpec("Next Edit Point", "navigation.next_edit", "Down"),
+        ActionSpec("Back One Second", "navigation.jump", "Shift+Left", args=(-1.0,)),
+        ActionSpec("Forward One Second", "navigation.jump", "Shift+Right", args=(1.0,)),
+        ActionSpec("Play In to Out", "navigation.play_in_to_out", "Ctrl+Shift+Space"),
+        ActionSpec("Loop In to Out On/Off", "navigation.toggle_loop", "Ctrl+L"),
     )),
     ("&View", (
         ActionSpec("Zoom &In", "timeline.zoom", "Ctrl+=", args=(1.5,)),
@@ -110,3 +122,50 @@ def shortcut_sheet() -> list[tuple[str, str]]:
                 if keys:
                     rows.append((spec.text.replace("&", ""), keys))
     return rows
+
+
+def install_menus(window: QMainWindow, stack: QUndoStack,
+                  docks: Sequence[QDockWidget]) -> QMenu:
+    """Build the window's menu bar from MENUS; returns the (empty) Open Recent menu."""
+    recent = QMenu()
+    for title, specs in MENUS:
+        menu = window.menuBar().addMenu(title)
+        for spec in specs:
+            if spec is None:
+                menu.addSeparator()
+            elif spec.handler == "@recent":
+                recent = menu.addMenu(spec.text)
+            elif spec.handler in ("@undo", "@redo"):
+                make = stack.createUndoAction if spec.handler == "@undo" \
+                    else stack.createRedoAction
+                action = make(window, spec.text)
+                action.setShortcut(QKeySequence(spec.shortcut))
+                menu.addAction(action)
+                window.addAction(action)
+            elif spec.handler == "@docks":
+                for dock in docks:
+                    menu.addAction(dock.toggleViewAction())
+            else:
+                _add_action(window, menu, spec)
+    return recent
+
+
+def _resolve(window: QMainWindow, path: str) -> Callable[..., Any]:
+    target: Any = window
+    for part in path.split("."):
+        target = getattr(target, part)
+    return target  # type: ignore[no-any-return]
+
+
+def _add_action(window: QMainWindow, menu: QMenu, spec: ActionSpec) -> QAction:
+    action = QAction(spec.text, window)
+    if spec.shortcut is not None:
+        action.setShortcut(QKeySequence(spec.shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    if spec.tip:
+        action.setStatusTip(spec.tip)
+    handler, args = _resolve(window, spec.handler), spec.args
+    action.triggered.connect(lambda _=False, h=handler, a=args: h(*a))
+    menu.addAction(action)
+    window.addAction(action)
+    return action

@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence, QUndoStack
+from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
     QMainWindow,
-    QMenu,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -31,11 +30,12 @@ from marlin_desk.core import project as projfile
 from marlin_desk.core.media_types import dialog_filter
 from marlin_desk.core.project import Clip, Project
 from marlin_desk.gui import timefmt
-from marlin_desk.gui.actions import MENUS, ActionSpec
+from marlin_desk.gui.actions import install_menus
 from marlin_desk.gui.controllers.dialogs import Dialogs
 from marlin_desk.gui.controllers.edits import EditsController
 from marlin_desk.gui.controllers.export import ExportController
 from marlin_desk.gui.controllers.model_jobs import ModelJobs
+from marlin_desk.gui.controllers.navigation import Navigation
 from marlin_desk.gui.controllers.project import ProjectController
 from marlin_desk.gui.controllers.video import VideoController
 from marlin_desk.gui.controllers.views import ViewSync
@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
         self.views = ViewSync(self.doc, self.player, self.timeline, self.events_panel,
                               self.search_panel, self.clips_panel, self)
         self.dialogs = Dialogs(self, self.settings, self.model_jobs, self.notifier, self)
+        self.navigation = Navigation(self.doc, self.player, self.notifier, self)
         self.project = ProjectController(
             self.doc, self.undo_stack, self.notifier, self,
             Path(autosave_dir) if autosave_dir else data_dir() / "autosave",
@@ -176,49 +177,9 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_menus(self) -> None:
-        for title, specs in MENUS:
-            menu = self.menuBar().addMenu(title)
-            for spec in specs:
-                if spec is None:
-                    menu.addSeparator()
-                elif spec.handler.startswith("@"):
-                    self._special(menu, spec)
-                else:
-                    self._action(menu, spec)
-
-    def _resolve(self, path: str) -> Callable[..., Any]:
-        target: Any = self
-        for part in path.split("."):
-            target = getattr(target, part)
-        return target  # type: ignore[no-any-return]
-
-    def _action(self, menu: QMenu, spec: ActionSpec) -> QAction:
-        action = QAction(spec.text, self)
-        if spec.shortcut is not None:
-            action.setShortcut(QKeySequence(spec.shortcut))
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        if spec.tip:
-            action.setStatusTip(spec.tip)
-        handler, args = self._resolve(spec.handler), spec.args
-        action.triggered.connect(lambda _=False, h=handler, a=args: h(*a))
-        menu.addAction(action)
-        self.addAction(action)
-        return action
-
-    def _special(self, menu: QMenu, spec: ActionSpec) -> None:
-        if spec.handler == "@recent":
-            self.recent_menu = menu.addMenu(spec.text)
-            self._refresh_recent()
-        elif spec.handler in ("@undo", "@redo"):
-            make = self.undo_stack.createUndoAction if spec.handler == "@undo" \
-                else self.undo_stack.createRedoAction
-            action = make(self, spec.text)
-            action.setShortcut(QKeySequence(spec.shortcut))
-            menu.addAction(action)
-            self.addAction(action)
-        elif spec.handler == "@docks":
-            for dock in (self.search_dock, self.events_dock, self.clips_dock):
-                menu.addAction(dock.toggleViewAction())
+        self.recent_menu = install_menus(self, self.undo_stack,
+                                         (self.search_dock, self.events_dock, self.clips_dock))
+        self._refresh_recent()
 
     def _connect(self) -> None:
         self.notifier.errorShown.connect(self.errorShown)

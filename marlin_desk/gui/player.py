@@ -72,6 +72,7 @@ class PlayerWidget(QWidget):
         super().__init__(parent)
         self.fps = 25.0
         self._loop: tuple[float, float] | None = None
+        self._loop_once = False
         self._rate_index = 0
         self._reverse = False
         self.player = QMediaPlayer(self)
@@ -104,6 +105,8 @@ class PlayerWidget(QWidget):
         self.time_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         timefmt.display.changed.connect(self._redisplay_time)
         self.rate_label = QLabel("")
+        self.marks_label = QLabel("")
+        self.marks_label.setAccessibleName("In, Out and duration")
         self.volume = QSlider(Qt.Orientation.Horizontal)
         self.volume.setRange(0, 100)
         self.volume.setValue(80)
@@ -120,6 +123,7 @@ class PlayerWidget(QWidget):
         bar.addWidget(self.time_label)
         bar.addWidget(self.rate_label)
         bar.addStretch(1)
+        bar.addWidget(self.marks_label)
         vol_icon = QLabel()
         vol_icon.setPixmap(style.standardIcon(QStyle.StandardPixmap.SP_MediaVolume).pixmap(16))
         bar.addWidget(vol_icon)
@@ -258,12 +262,25 @@ class PlayerWidget(QWidget):
 
     def set_loop(self, start: float, end: float) -> None:
         """Preview a span: seek to its start and play it round and round."""
+        self.play_range(start, end, loop=True)
+
+    def play_range(self, start: float, end: float, loop: bool = False) -> None:
+        """Play from `start` to `end`: round and round, or once (it stops on the last frame)."""
         self._loop = (start, end)
+        self._loop_once = not loop
         self.seek(start)
         self.play()
 
     def clear_loop(self) -> None:
         self._loop = None
+
+    def show_marks(self, mark_in: float | None, mark_out: float | None) -> None:
+        """The In/Out readout beside the transport: both marks and the length between them."""
+        parts = [f"In {fmt_time(mark_in)}" if mark_in is not None else "",
+                 f"Out {fmt_time(mark_out)}" if mark_out is not None else ""]
+        if mark_in is not None and mark_out is not None and mark_out > mark_in:
+            parts.append(f"Length {fmt_time(mark_out - mark_in)}")
+        self.marks_label.setText("  ·  ".join(p for p in parts if p))
 
     @Slot(int)
     def set_volume(self, value: int) -> None:
@@ -276,7 +293,13 @@ class PlayerWidget(QWidget):
         """The player's clock: only for looping; every time shown comes from the frames."""
         t = ms / 1000.0
         if self._loop and self.playing and t >= self._loop[1]:
-            self.player.setPosition(int(self._loop[0] * 1000))
+            start, end = self._loop
+            if self._loop_once:
+                self._loop = None
+                self.pause()
+                self.seek(max(start, end - 1.0 / self.fps))  # the last frame of the range
+            else:
+                self.player.setPosition(int(start * 1000))
 
     @Slot(QVideoFrame)
     def _on_frame(self, frame: QVideoFrame) -> None:

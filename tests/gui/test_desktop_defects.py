@@ -295,3 +295,29 @@ def test_the_clip_bin_goes_to_an_nle_as_a_timeline(qtbot, make_window, sample_vi
     assert clips[1].source_range.duration.to_seconds() == pytest.approx(1.5, abs=0.05)
     names = {m.name for c in clips for m in c.markers} | {m.name for m in timeline.tracks.markers}
     assert any("red" in n or "blue" in n for n in names), names
+
+
+# -- what an editor expects next to this: navigation ------------------------------------------
+def test_edit_points_jumps_and_playing_in_to_out(qtbot, make_window, sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.doc.set_analysis(KNOWN)  # edges 0, 1.5, 2, 3.9, 4, 5.8 (and the end, 6)
+    actions = {a.text(): a for a in w.actions()}
+    w.views.seek(1.6)
+    actions["Next Edit Point"].trigger()
+    assert w.player.position == pytest.approx(2.0, abs=1e-6)
+    actions["Next Edit Point"].trigger()
+    assert w.player.position == pytest.approx(3.9, abs=1e-6)
+    actions["Previous Edit Point"].trigger()
+    assert w.player.position == pytest.approx(2.0, abs=1e-6)
+    actions["Forward One Second"].trigger()
+    assert w.player.position == pytest.approx(3.0, abs=1e-6)
+    actions["Back One Second"].trigger()
+    assert w.player.position == pytest.approx(2.0, abs=1e-6)
+    w.doc.set_marks(1.0, 1.8)
+    assert "In 0:01.000" in w.player.marks_label.text()
+    assert "Length 0:00.800" in w.player.marks_label.text()
+    actions["Play In to Out"].trigger()
+    qtbot.waitUntil(lambda: w.player.playing, timeout=5000)
+    qtbot.waitUntil(lambda: not w.player.playing, timeout=10_000)  # stops at the Out
+    assert 1.7 <= w.player.position <= 1.8
