@@ -1,5 +1,8 @@
 """Tolerant parsing of Marlin-2B's two answers (caption and find).
 
+Why one module of over 400 lines: the caption and find parsers share the tolerant time and range
+readers and their list of repairs; together they are one contract with the model's text.
+
 A 2B model drifts from the shape it was trained on: a leftover ``<think>`` token, a missing header,
 a decimal comma, a range past the clip's end. The parsers here read what can be read, never raise
 on model text, and say what they repaired in ``problems``; ``format_ok`` is True exactly when

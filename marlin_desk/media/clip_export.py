@@ -1,5 +1,9 @@
 """Export one clip with FFmpeg: plan, build the command, run it, place the file safely.
 
+Why one module of over 400 lines: it is the one place that turns a ClipSpec into an FFmpeg run
+and a placed file for all three modes; the mode-specific parts already live in smart_cut, audio
+and presets.
+
 Modes (presets.MODES; the default is presets.default_mode(preset)):
 - `smart` (the default for the `original` preset): frame-exact like `exact`, nearly as fast as
   `fast`. Only the frames from the start to the next keyframe (and, where a copy cannot stop on

@@ -1,5 +1,9 @@
 """Probing a video file with PyAV: what it holds and how its frames are timed.
 
+Why one module of over 400 lines: every fact about a file's timing (start offsets, rotation,
+VFR, edit lists, timecode) is read in one pass here, and every caller relies on one set of
+rules.
+
 All times we report are VIDEO times: seconds from the first video frame, with the stream's
 start offset (mpegts clocks, edit lists, cameras that start at 3600 s...) removed. `start_time`
 says what was removed, so callers that talk to FFmpeg (which counts from the container start)

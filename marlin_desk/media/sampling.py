@@ -1,5 +1,8 @@
 """Sampling one window's frames exactly as Marlin-2B saw video in training.
 
+Why one module of over 400 lines: counting, picking and resizing the frames must agree with the
+trainer's arithmetic step for step; split, the parity tests would have to chase it across files.
+
 The trainer read clips through qwen-vl-utils 0.0.14 (torchcodec backend): it counted the clip's
 frames, asked `smart_nframes` how many to keep (2 per second, 4..240, even), picked them with
 `torch.linspace(0, n - 1, nframes).round()` and resized them with `smart_resize` (32-pixel grid,

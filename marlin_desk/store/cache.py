@@ -1,5 +1,9 @@
 """The persistent analysis cache: one SQLite file, so that a video is never analysed twice.
 
+Why one module of over 400 lines: one class owns the connection rules (per thread, busy timeout,
+IMMEDIATE writes, recovery of a damaged file); its SQL lives in sql.py, the index in
+search_index.py.
+
 Decisions, and why:
 - Keyed by CacheKey.digest() (content fingerprint + model id + revision + precision + settings):
   a renamed or moved file hits; any change that alters the model's answers misses.

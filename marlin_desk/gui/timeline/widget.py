@@ -1,5 +1,8 @@
 """The timeline widget: ruler, filmstrip, waveform and lanes for events, find results and clips.
 
+Why one module of over 400 lines: painting, hit testing and dragging share the same geometry
+(lanes, rows, pixels per second); the data lives apart in timeline/model.py.
+
 Painted by hand because item views cannot draw thousands of ranges at 60 fps: each paint asks
 the lanes only for the items in view (bisection), merges items that fall on the same pixels, and
 batches rectangles by colour. Clicks seek or select; dragging a clip's edge trims it (the change
