@@ -342,6 +342,8 @@ class _Job:
             result.subtitle_path = write_clip_subtitles(self.events or [], path, spec.subtitles,
                                                         plan.real_start, real_duration, style,
                                                         fps)
+            if result.subtitle_path is None:
+                result.subtitle_note = "no event overlaps this clip: no subtitle file written"
         return result
 
     def _audio(self, spec: ClipSpec, plan: ClipPlan) -> AudioPlan:
@@ -433,10 +435,13 @@ class _Rising:
 
 def write_clip_subtitles(events: Sequence[Event], clip_path: Path, fmt: Literal["srt", "vtt"],
                          real_start: float, real_duration: float, style: SubtitleStyle,
-                         fps: float) -> Path:
-    """The sidecar subtitle file beside a clip, in clip time; returns its path."""
+                         fps: float) -> Path | None:
+    """The sidecar subtitle file beside a clip, in clip time; returns its path, or None when
+    no event overlaps the clip (an empty file would only look like a broken one)."""
     cues = build_cues(clip_events(events, real_start, real_duration, style.min_visible), style,
                       fps=fps, limit=real_duration)
+    if not cues:
+        return None
     return write_new_file(clip_path.with_suffix(f".{fmt}"), render(cues, fmt))
 
 

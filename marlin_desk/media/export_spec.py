@@ -73,6 +73,7 @@ class ExportResult:
     real_start: float = 0.0
     real_duration: float = 0.0
     subtitle_path: Path | None = None
+    subtitle_note: str = ""  # why no subtitle file was written, when it was asked for
     error: str | None = None
     seconds: float = 0.0
     mode_used: str = ""  # the mode that wrote the file: smart, exact or fast
@@ -91,6 +92,7 @@ class ExportResult:
             "description": self.spec.description, "preset": self.spec.preset,
             "mode": self.spec.mode, "subtitles": self.spec.subtitles,
             "subtitle_path": None if self.subtitle_path is None else str(self.subtitle_path),
+            "subtitle_note": self.subtitle_note,
             "error": self.error, "seconds": round(self.seconds, 3),
             "mode_used": self.mode_used or None, "fallback_reason": self.fallback,
             "smart": self.smart, "encoder": self.encoder, "audio": self.audio,

@@ -134,3 +134,17 @@ def test_progress_lines() -> None:
     assert parse_progress_line("out_time_ms=250000") == 0.25  # FFmpeg's misnamed microseconds
     assert parse_progress_line("out_time_us=N/A") is None
     assert parse_progress_line("progress=continue") is None
+
+
+def test_no_subtitle_file_when_no_event_overlaps_the_clip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An empty .srt looks like a broken file to an editor: none is written, and it is said."""
+    from marlin_desk.core.timeline import Event
+    from marlin_desk.dev.videos import make_video
+    from marlin_desk.media.export import ClipSpec, ExportOptions, export_clip
+
+    video = make_video(tmp_path / "v.mp4", duration=3.0)
+    result = export_clip(str(video), ClipSpec(0.5, 1.5, "c", subtitles="srt"),
+                         ExportOptions(tmp_path / "out"), events=[Event(2.0, 2.8, "later")])
+    assert result.status == "done" and result.subtitle_path is None
+    assert "no event overlaps" in result.subtitle_note
+    assert not list((tmp_path / "out").glob("*.srt"))
