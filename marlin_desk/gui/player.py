@@ -137,6 +137,8 @@ class PlayerWidget(QWidget):
         self._reverse_timer = QTimer(self)
         self._reverse_timer.setInterval(40)
         self._reverse_timer.timeout.connect(self._reverse_tick)
+        self._pending_seek: int | None = None  # asked for before the media had loaded
+        self.player.mediaStatusChanged.connect(self._on_media_status)
         self.player.positionChanged.connect(self._on_position)
         self.player.durationChanged.connect(self._on_duration)
         self.player.playbackStateChanged.connect(self._on_state)
@@ -156,6 +158,7 @@ class PlayerWidget(QWidget):
         self.fps = fps or 25.0
         self._loop = None
         self._shown = None
+        self._pending_seek = None
         self.player.setSource(QUrl.fromLocalFile(path))
         self.player.pause()  # shows the first frame; setPosition works from here
 
@@ -191,7 +194,12 @@ class PlayerWidget(QWidget):
         target = max(0.0, seconds + (0.5 / self.fps if exact_frame else 0.0))
         if self.duration > 0:
             target = min(target, self.duration)
-        self.player.setPosition(int(round(target * 1000)))
+        ms = int(round(target * 1000))
+        status = self.player.mediaStatus()
+        if status in (QMediaPlayer.MediaStatus.LoadingMedia, QMediaPlayer.MediaStatus.NoMedia):
+            self._pending_seek = ms  # a seek before the file has loaded would be dropped
+        else:
+            self.player.setPosition(ms)
         self._shown = max(0.0, seconds)  # until the frame itself arrives
         self._show_time(self._shown)
 
@@ -301,11 +309,20 @@ class PlayerWidget(QWidget):
             else:
                 self.player.setPosition(int(start * 1000))
 
+    @Slot(QMediaPlayer.MediaStatus)
+    def _on_media_status(self, status: QMediaPlayer.MediaStatus) -> None:
+        loaded = (QMediaPlayer.MediaStatus.LoadedMedia, QMediaPlayer.MediaStatus.BufferedMedia)
+        if status in loaded and self._pending_seek is not None:
+            ms, self._pending_seek = self._pending_seek, None
+            self.player.setPosition(ms)
+
     @Slot(QVideoFrame)
     def _on_frame(self, frame: QVideoFrame) -> None:
         start = frame.startTime()
         if start < 0 or not frame.isValid():
             return
+        if self._pending_seek is not None:
+            return  # the first frame of the file, before the seek asked for lands
         self._shown = start / 1_000_000
         self._show_time(self._shown)
 

@@ -321,3 +321,17 @@ def test_edit_points_jumps_and_playing_in_to_out(qtbot, make_window, sample_vide
     qtbot.waitUntil(lambda: w.player.playing, timeout=5000)
     qtbot.waitUntil(lambda: not w.player.playing, timeout=10_000)  # stops at the Out
     assert 1.7 <= w.player.position <= 1.8
+
+
+def test_switching_theme_keeps_the_playhead(qtbot, make_window, sample_video) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    w.views.seek(3.0)
+    qtbot.wait(300)
+    try:
+        w.dialogs.set_theme("light")
+        qtbot.wait(300)
+        assert w.player.position == pytest.approx(3.0, abs=0.05)
+        assert w.timeline.playhead == pytest.approx(3.0, abs=0.05)
+    finally:
+        w.dialogs.set_theme("dark")
