@@ -36,9 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from marlin_desk.dev.videos import make_video  # noqa: E402
-
 from marlin_desk.core.timeline import Analysis, Event, WindowResult  # noqa: E402
+from marlin_desk.dev.videos import make_video  # noqa: E402
 from marlin_desk.library import scan  # noqa: E402
 from marlin_desk.library.search import search_library, stage_one  # noqa: E402
 from marlin_desk.resources import demo_model  # noqa: E402
