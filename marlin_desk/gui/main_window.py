@@ -34,16 +34,18 @@ from marlin_desk.gui.actions import install_menus
 from marlin_desk.gui.controllers.dialogs import Dialogs
 from marlin_desk.gui.controllers.edits import EditsController
 from marlin_desk.gui.controllers.export import ExportController
+from marlin_desk.gui.controllers.library import LibraryController
 from marlin_desk.gui.controllers.model_jobs import ModelJobs
 from marlin_desk.gui.controllers.navigation import Navigation
 from marlin_desk.gui.controllers.project import ProjectController
-from marlin_desk.gui.controllers.video import VideoController
+from marlin_desk.gui.controllers.video import VideoController, open_cache
 from marlin_desk.gui.controllers.views import ViewSync
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.keys import FocusedButtonKeys
 from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.panels.clips import ClipsPanel
 from marlin_desk.gui.panels.events import EventsPanel
+from marlin_desk.gui.panels.library import LibraryPanel
 from marlin_desk.gui.panels.message_bar import MessageBar
 from marlin_desk.gui.panels.search import SearchPanel
 from marlin_desk.gui.player import PlayerWidget
@@ -53,19 +55,6 @@ from marlin_desk.gui.timefmt import count
 from marlin_desk.gui.timeline import TimelineWidget
 from marlin_desk.gui.worker import EngineClient
 from marlin_desk.paths import data_dir
-
-
-def open_cache() -> Any:
-    """The analysis cache, or None when it cannot be opened (the app works without it)."""
-    import logging
-
-    try:
-        from marlin_desk.store import AnalysisCache
-
-        return AnalysisCache()
-    except Exception as exc:  # noqa: BLE001 - the cache is an optimisation
-        logging.getLogger(__name__).warning("analysis cache unavailable: %s", exc)
-        return None
 
 
 class MainWindow(QMainWindow):
@@ -105,6 +94,9 @@ class MainWindow(QMainWindow):
                               self.search_panel, self.clips_panel, self)
         self.dialogs = Dialogs(self, self.settings, self.model_jobs, self.notifier, self)
         self.navigation = Navigation(self.doc, self.player, self.notifier, self)
+        self.library = LibraryController(self.library_panel, self.cache, self.notifier,
+                                         self.doc, self.player, self.video.opened,
+                                         self.open_video, self)
         self.project = ProjectController(
             self.doc, self.undo_stack, self.notifier, self,
             Path(autosave_dir) if autosave_dir else data_dir() / "autosave",
@@ -124,6 +116,8 @@ class MainWindow(QMainWindow):
         geometry = self.settings.geometry()
         if geometry is not None:
             self.restoreGeometry(geometry)
+        if self.cache is not None:
+            QTimer.singleShot(0, self.library.refresh)
         if autoload_model:
             QTimer.singleShot(0, self.model_jobs.load_model)  # after the window is up
 
@@ -135,6 +129,7 @@ class MainWindow(QMainWindow):
         self.events_panel = EventsPanel(self.doc, self)
         self.search_panel = SearchPanel(self)
         self.clips_panel = ClipsPanel(self.doc, self)
+        self.library_panel = LibraryPanel(self)
         self.search_panel.set_recent(self.settings.recent_queries())
         self.player.volume.setValue(int(self.settings.get("volume")))
         splitter = QSplitter(Qt.Orientation.Vertical, self)
@@ -153,6 +148,9 @@ class MainWindow(QMainWindow):
         self.search_dock = self._dock("Search", self.search_panel, right)
         self.events_dock = self._dock("Events", self.events_panel, right)
         self.clips_dock = self._dock("Clip bin", self.clips_panel, right)
+        self.library_dock = self._dock("Library", self.library_panel, right)
+        self.tabifyDockWidget(self.search_dock, self.library_dock)
+        self.search_dock.raise_()
         self.resizeDocks([self.search_dock, self.events_dock, self.clips_dock], [260, 300, 240],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.search_dock], [460], Qt.Orientation.Horizontal)
@@ -178,7 +176,8 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         self.recent_menu = install_menus(self, self.undo_stack,
-                                         (self.search_dock, self.events_dock, self.clips_dock))
+                                         (self.search_dock, self.events_dock,
+                                                           self.clips_dock, self.library_dock))
         self._refresh_recent()
 
     def _connect(self) -> None:
@@ -361,6 +360,7 @@ class MainWindow(QMainWindow):
         """Stop every worker; safe to call twice."""
         self.autosave_timer.stop()
         self.video.shutdown()
+        self.library.shutdown()
         if self.exports.running:
             self.exports.cancel()
             self.exports.wait()

@@ -26,6 +26,17 @@ log = logging.getLogger(__name__)
 FLUSH_MS = 100
 
 
+def open_cache() -> Any:
+    """The analysis cache, or None when it cannot be opened (the app works without it)."""
+    try:
+        from marlin_desk.store import AnalysisCache
+
+        return AnalysisCache()
+    except Exception as exc:  # noqa: BLE001 - the cache is an optimisation
+        log.warning("analysis cache unavailable: %s", exc)
+        return None
+
+
 class VideoController(QObject):
     opened = Signal(str)  # the video's absolute path, once it shows
     openFailed = Signal(str)  # the plain message

@@ -1,0 +1,136 @@
+"""The footage library in the app: folders added and rescanned, every analysed video searched
+at once (library.search_library's index stage, the same call as `marlin-desk library search`),
+and a result opened at its moment. Scans and searches run on a worker thread."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, SignalInstance, Slot
+
+from marlin_desk.gui.document import Document
+from marlin_desk.gui.media_workers import _Worker
+from marlin_desk.gui.notifier import Notifier
+from marlin_desk.gui.panels.library import LibraryPanel
+from marlin_desk.gui.player import PlayerWidget
+from marlin_desk.gui.timefmt import count
+
+
+class _Call(_Worker):
+    """Run one function off the GUI thread and hand its result back."""
+
+    done = Signal(object)
+
+    def __init__(self, fn: Callable[[], Any], parent: Any = None) -> None:
+        super().__init__(parent)
+        self.fn = fn
+
+    def work(self) -> None:
+        self.done.emit(self.fn())
+
+
+class LibraryController(QObject):
+    searched = Signal(object)  # library.search.SearchResult
+    listed = Signal()
+
+    def __init__(self, panel: LibraryPanel, cache: Any, notifier: Notifier, doc: Document,
+                 player: PlayerWidget, opened: SignalInstance,
+                 open_video: Callable[[str], bool], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.panel, self.cache, self.notifier = panel, cache, notifier
+        self.doc, self.player, self.open_video = doc, player, open_video
+        self.result: Any = None
+        self._workers: list[_Call] = []
+        self._pending: tuple[str, float, float] | None = None
+        panel.addFolderRequested.connect(self.add_folder)
+        panel.rescanRequested.connect(self.rescan)
+        panel.searchRequested.connect(self.search)
+        panel.hitActivated.connect(self.open_at)
+        panel.videoActivated.connect(open_video)
+        opened.connect(self._on_opened)
+
+    @Slot(str, float, float)
+    def open_at(self, path: str, start: float, end: float) -> None:
+        """Show a library result: its video (opened first when it is another one, after the
+        Save changes? question) playing the moment round and round."""
+        if os.path.abspath(path) == self.doc.video:
+            self.player.set_loop(start, end)
+        elif self.open_video(path):
+            self._pending = (os.path.abspath(path), start, end)
+
+    @Slot(str)
+    def _on_opened(self, path: str) -> None:
+        """A video opened in the app joins the library, so its analysis is searched too."""
+        from marlin_desk.library import scan
+
+        pending, self._pending = self._pending, None
+        if pending is not None and pending[0] == path:
+            self.player.set_loop(pending[1], pending[2])
+        if self.cache is None:  # no cache, no library: the app works on without it
+            return
+        self._run(lambda: (scan.add([path], self.cache), scan.videos(self.cache)),
+                  self._on_scanned)
+
+    def _run(self, fn: Callable[[], Any], on_done: Callable[[Any], None]) -> None:
+        if self.cache is None:
+            self.notifier.error("The library needs the analysis cache, which cannot be opened.")
+            return
+        worker = _Call(fn, self)
+        worker.done.connect(on_done)
+        worker.failed.connect(lambda m: self.notifier.error(f"Library: {m}"))
+        worker.finished.connect(lambda w=worker: self._forget(w))
+        self._workers.append(worker)
+        worker.start()
+
+    def _forget(self, worker: _Call) -> None:
+        if worker in self._workers:
+            self._workers.remove(worker)
+        worker.deleteLater()
+
+    @Slot(str)
+    def add_folder(self, folder: str) -> None:
+        from marlin_desk.library import scan
+
+        self.panel.status.setText(f"Adding {folder}…")
+        self._run(lambda: (scan.add([folder], self.cache), scan.videos(self.cache)),
+                  self._on_scanned)
+
+    @Slot()
+    def rescan(self) -> None:
+        from marlin_desk.library import scan
+
+        self.panel.status.setText("Looking again at the library's folders…")
+        self._run(lambda: (scan.scan(self.cache), scan.videos(self.cache)), self._on_scanned)
+
+    @Slot()
+    def refresh(self) -> None:
+        from marlin_desk.library import scan
+
+        self._run(lambda: (None, scan.videos(self.cache)), self._on_scanned)
+
+    def _on_scanned(self, outcome: Any) -> None:
+        report, videos = outcome
+        self.panel.show_videos(videos)
+        if report is not None:
+            offline = sum(1 for v in videos if not v.online)
+            more = f", {offline} offline" if offline else ""
+            self.panel.status.setText(f"{count(len(videos), 'video')} in the library{more}")
+        self.listed.emit()
+
+    @Slot(str)
+    def search(self, query: str) -> None:
+        from marlin_desk.library.search import search_library
+
+        self.panel.status.setText(f"Searching the library for “{query}”…")
+        self._run(lambda: search_library(query, cache=self.cache), self._on_searched)
+
+    def _on_searched(self, result: Any) -> None:
+        self.result = result
+        self.panel.show_hits(result)
+        self.searched.emit(result)
+
+    def shutdown(self) -> None:
+        for worker in list(self._workers):
+            worker.wait(5000)

@@ -1,0 +1,112 @@
+"""The Library panel: the folders' videos with their state, and one search box over every
+analysed video (the full-text index: no model, milliseconds). Double-click a result to open
+its video at the moment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from marlin_desk.gui.timefmt import count, fmt_time
+
+STATE_TEXT = {"analysed": "analysed", "partial": "partly analysed",
+              "not-analysed": "not analysed"}
+
+
+class LibraryPanel(QWidget):
+    addFolderRequested = Signal(str)
+    rescanRequested = Signal()
+    searchRequested = Signal(str)
+    hitActivated = Signal(str, float, float)  # video path, start, end
+    videoActivated = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Search every video, e.g. “a dog jumps into the pool”")
+        self.query.setAccessibleName("Library search")
+        self.query.returnPressed.connect(self._search)
+        search = QPushButton("Search Library")
+        search.clicked.connect(self._search)
+        add = QPushButton("Add Folder…")
+        add.clicked.connect(self._add_folder)
+        rescan = QPushButton("Rescan")
+        rescan.clicked.connect(self.rescanRequested.emit)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Library status")
+        self.hits = QTreeWidget()
+        self.hits.setHeaderLabels(["Video", "Start", "End", "What", "From"])
+        self.hits.setAccessibleName("Library results")
+        self.hits.setRootIsDecorated(False)
+        self.hits.itemActivated.connect(self._hit_activated)
+        self.videos = QTreeWidget()
+        self.videos.setHeaderLabels(["Video", "State", "Where"])
+        self.videos.setAccessibleName("Library videos")
+        self.videos.setRootIsDecorated(False)
+        self.videos.itemActivated.connect(self._video_activated)
+        row = QHBoxLayout()
+        row.addWidget(self.query, 1)
+        row.addWidget(search)
+        buttons = QHBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(rescan)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addWidget(self.hits, 2)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        layout.addWidget(self.videos, 1)
+
+    def _search(self) -> None:
+        if self.query.text().strip():
+            self.searchRequested.emit(self.query.text().strip())
+
+    def _add_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder of videos")
+        if folder:
+            self.addFolderRequested.emit(folder)
+
+    def _video_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        self.videoActivated.emit(str(item.data(0, Qt.ItemDataRole.UserRole)))
+
+    def _hit_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        path, start, end = item.data(0, Qt.ItemDataRole.UserRole)
+        self.hitActivated.emit(path, float(start), float(end))
+
+    def show_videos(self, videos: list[Any]) -> None:
+        self.videos.clear()
+        for v in videos:
+            where = "offline (missing)" if not v.online else str(Path(v.path).parent)
+            item = QTreeWidgetItem([Path(v.path).name, STATE_TEXT.get(v.state, v.state), where])
+            item.setData(0, Qt.ItemDataRole.UserRole, v.path)
+            item.setToolTip(0, v.path)
+            if not v.online:
+                item.setDisabled(True)
+            self.videos.addTopLevelItem(item)
+
+    def show_hits(self, result: Any) -> None:
+        self.hits.clear()
+        for h in result.hits:
+            item = QTreeWidgetItem([Path(h.path).name, fmt_time(h.start), fmt_time(h.end),
+                                    h.text, "model" if h.stage == "model" else "index"])
+            item.setData(0, Qt.ItemDataRole.UserRole, (h.path, h.start, h.end))
+            item.setToolTip(0, h.path + ("" if h.online else " (offline)"))
+            self.hits.addTopLevelItem(item)
+        found = count(len(result.hits), "moment")
+        self.status.setText(f"{found} for “{result.query}” in {result.index_ms:.0f} ms"
+                            if result.hits else f"Nothing in the library for “{result.query}”")
