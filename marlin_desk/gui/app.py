@@ -76,6 +76,27 @@ def run_app(path: str | None = None) -> int:
         QTimer.singleShot(0, lambda: window.open_path(path))
     else:
         QTimer.singleShot(0, window.project.recover)
+    _quit_on_terminate(window)
     code = int(app.exec())
     crashes.end_session(marker)
     return code
+
+
+def _quit_on_terminate(window: object) -> None:
+    """SIGTERM (a logout, a system shutdown, `kill`): keep the unsaved work in the autosave and
+    quit cleanly, so the next start offers to recover it rather than report a crash. Python
+    runs signal handlers only between bytecodes, so a timer lets it look every half second."""
+    import signal
+
+    if not hasattr(signal, "SIGTERM") or sys.platform == "win32":
+        return
+
+    def terminate(*_: object) -> None:
+        window.project.autosave()  # type: ignore[attr-defined]
+        window.shutdown()  # type: ignore[attr-defined]
+        QApplication.quit()
+
+    signal.signal(signal.SIGTERM, terminate)
+    timer = QTimer(window)  # type: ignore[arg-type]
+    timer.timeout.connect(lambda: None)
+    timer.start(500)

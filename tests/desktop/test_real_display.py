@@ -73,7 +73,9 @@ def test_app_survives_the_model_loading(x_display: str, tmp_path: Path,
         assert app.poll() is None, (f"the app died (exit {app.returncode}):\n"
                                     f"{_log_text(cache)[-3000:]}")
     finally:
-        app.terminate()
+        app.terminate()  # SIGTERM, as a logout sends: a clean quit, not a crash
         _, err = app.communicate(timeout=30)
     text = _log_text(cache) + err.decode(errors="replace")
     assert "Fatal Python error" not in text and "Traceback" not in text, text[-3000:]
+    assert app.returncode == 0, text[-3000:]
+    assert not list((cache / "logs" / "sessions").glob("*.json"))  # no crash to report

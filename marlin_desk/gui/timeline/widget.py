@@ -329,10 +329,8 @@ class TimelineWidget(QWidget):
         for name, lane, top, row_h in self._lanes():
             rows = max(1, lane.rows)
             p.fillRect(QRectF(0, top, min(w, video_w), rows * row_h), QColor(c.lane))
-            p.setPen(QColor(c.grid))
-            p.drawText(QRectF(4, top, 80, row_h), Qt.AlignmentFlag.AlignVCenter,
-                       LANE_NAMES[name])
             self._paint_lane(p, name, lane, top, row_h, t_start, t_end)
+            self._paint_lane_name(p, LANE_NAMES[name], top, row_h)
         self._paint_ruler(p, w)
         self._paint_marks(p, h)
         x = self.x_of(self.playhead)
@@ -418,6 +416,17 @@ class TimelineWidget(QWidget):
         p.drawLines(lines)
         p.setPen(QColor(c.grid))
         p.drawLine(0, int(top + WAVE_H), w, int(top + WAVE_H))
+
+    def _paint_lane_name(self, p: QPainter, text: str, top: float, row_h: float) -> None:
+        """The lane's name on a small plate in the text colour, above its items, so it
+        reads on any theme and over any item."""
+        c = colours()
+        width = QFontMetrics(self._font).horizontalAdvance(text) + 8
+        plate = QColor(c.background)
+        plate.setAlpha(200)
+        p.fillRect(QRectF(2, top + 1, width, row_h - 2), plate)
+        p.setPen(QColor(c.text))
+        p.drawText(QRectF(6, top, width, row_h), Qt.AlignmentFlag.AlignVCenter, text)
 
     def _paint_lane(self, p: QPainter, name: str, lane: Lane, top: float, row_h: float,
                     t0: float, t1: float) -> None:
