@@ -408,7 +408,7 @@ class TimelineWidget(QWidget):
         else:
             peaks = wave[idx[:-1]] if len(idx) > 1 else wave[idx]
         p.setPen(QPen(QColor(c.wave), 1))
-        half = WAVE_H / 2 - 1
+        half = (WAVE_H / 2 - 2) * 0.85  # a margin: a loud, even sound is a band, not a slab
         from PySide6.QtCore import QLineF
 
         lines = [QLineF(i, mid - v * half, i, mid + v * half + 0.5)
