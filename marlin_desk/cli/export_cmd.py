@@ -26,6 +26,7 @@ _FORMATS = ("srt", "vtt", "chapters")
 
 def register(subparsers: Any) -> None:
     # Light modules only: building the parser must not load PyAV or FFmpeg tooling.
+    from marlin_desk.core.options import SNAP_TOLERANCE_SECONDS
     from marlin_desk.media.audio import AUDIO_BITRATES, LOUDNESS_TARGETS, TRUE_PEAK_DB
     from marlin_desk.media.encoders import DEFAULT_ENCODER, ENCODER_CHOICES
     from marlin_desk.media.naming import DEFAULT_TEMPLATE
@@ -90,6 +91,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--audio-bitrate", type=int, default=None, metavar="KBPS",
                    help="AAC bit rate of re-encoded audio (e.g. "
                         f"{', '.join(map(str, AUDIO_BITRATES))}; default: the preset's, 192)")
+    p.add_argument("--snap-to-shots", action="store_true",
+                   help="move each clip's start and end to the nearest shot change within "
+                        "--snap-tolerance (the shots are detected once and cached); the "
+                        "snapped times are what the clips and their subtitles use")
+    p.add_argument("--snap-tolerance", type=float, default=SNAP_TOLERANCE_SECONDS,
+                   metavar="S", help="how far an edge may move, seconds (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     _add_style_args(p)
     p.set_defaults(func=run_export)
@@ -262,6 +269,9 @@ def run_export(args: argparse.Namespace) -> int:
             spans.append((span.start, span.end, args.from_find))
     if not spans:
         raise BadInput("nothing to export: give --clip START-END or --from-find QUERY")
+    snapping: dict[str, Any] | None = None
+    if args.snap_to_shots:
+        spans, snapping = _snap_spans(video, spans, args.snap_tolerance)
     if args.subtitles != "none":
         events: list[Event] | None = _events_for(video, args)
     else:
@@ -279,8 +289,11 @@ def run_export(args: argparse.Namespace) -> int:
     results = _run_interruptibly(queue)
     bar.close()
     if args.json:
-        emit_json({"video": str(Path(video).resolve()), "ffmpeg": binary.to_json(),
-                   "clips": [r.to_json() for r in results]})
+        doc: dict[str, Any] = {"video": str(Path(video).resolve()), "ffmpeg": binary.to_json(),
+                               "clips": [r.to_json() for r in results]}
+        if snapping is not None:
+            doc["snap"] = snapping
+        emit_json(doc)
     else:
         for r in results:
             if r.status == "done":
@@ -296,6 +309,30 @@ def run_export(args: argparse.Namespace) -> int:
         print("marlin-desk: cancelled", file=sys.stderr)
         return 130
     return 0
+
+
+def _snap_spans(video: str, spans: list[tuple[float, float, str]], tolerance: float
+                ) -> tuple[list[tuple[float, float, str]], dict[str, Any]]:
+    """The spans with their edges on shot changes, and what moved (for the JSON and stderr)."""
+    from marlin_desk.cli.shots_cmd import shots_for
+    from marlin_desk.core.snap import snap_span
+
+    if not tolerance >= 0:
+        raise BadInput("--snap-tolerance must be 0 or more seconds")
+    shots = shots_for(video)
+    snapped: list[tuple[float, float, str]] = []
+    report: list[dict[str, Any]] = []
+    for i, (a, b, desc) in enumerate(spans, start=1):
+        s, e, moved_s, moved_e = snap_span(a, b, shots.times, tolerance)
+        snapped.append((s, e, desc))
+        report.append({"index": i, "start": round(s, 6), "end": round(e, 6),
+                       "snapped_start": moved_s, "snapped_end": moved_e,
+                       "from_start": round(a, 6), "from_end": round(b, 6)})
+        if moved_s or moved_e:
+            progress(f"clip {i}: snapped {a:.3f}-{b:.3f} to shot changes {s:.3f}-{e:.3f}")
+    where = "cached" if shots.cached else f"detected in {shots.seconds:.2f} s"
+    progress(f"{len(shots.times)} shot changes ({where}), tolerance {tolerance:g} s")
+    return snapped, {"tolerance": tolerance, "shots": shots.to_json(), "clips": report}
 
 
 def _run_interruptibly(queue: Any) -> list[Any]:

@@ -36,3 +36,8 @@ TIME_DISPLAYS = ("seconds", "timecode")
 DEFAULT_TIME_DISPLAY = "seconds"
 
 # Which files are videos (folder scans, the Open dialog): core.media_types, one list.
+
+# Snapping clips to shot changes: an edge moves to a cut at most this far away. Marlin's times
+# come in 0.5 s steps (2 fps windows), so the true cut is within half a step of a reported
+# edge, and one step either way covers an edge the model placed one sample late or early.
+SNAP_TOLERANCE_SECONDS = 1.0

@@ -77,8 +77,12 @@ def parse_progress_line(line: str) -> float | None:
 
 def run_ffmpeg(args: Sequence[str], duration: float,
                on_progress: Callable[[float], None] | None = None,
-               cancel: CancelToken | None = None) -> None:
+               cancel: CancelToken | None = None,
+               stderr_lines: list[str] | None = None) -> None:
     """Run FFmpeg (`args[0]` is the executable) until it ends.
+
+    `stderr_lines`, when given, receives every stderr line (for filters that report through the
+    log, such as showinfo; read it once this returns). The plain error still uses the tail.
 
     Reports fractions in [0, 1] of `duration`; raises Cancelled when `cancel` is set (the process
     is terminated at once) and MarlinError/BadInput with a plain message when FFmpeg fails.
@@ -92,7 +96,8 @@ def run_ffmpeg(args: Sequence[str], duration: float,
     tail: collections.deque[str] = collections.deque(maxlen=40)
     readers = [
         threading.Thread(target=_read_progress, args=(proc.stdout, latest), daemon=True),
-        threading.Thread(target=_read_lines, args=(proc.stderr, tail), daemon=True),
+        threading.Thread(target=_read_lines, args=(proc.stderr, tail, stderr_lines),
+                         daemon=True),
     ]
     for t in readers:
         t.start()
@@ -153,10 +158,13 @@ def _read_progress(stream: IO[bytes] | None, latest: list[float]) -> None:
             latest[0] = value
 
 
-def _read_lines(stream: IO[bytes] | None, tail: collections.deque[str]) -> None:
+def _read_lines(stream: IO[bytes] | None, tail: collections.deque[str],
+                keep: list[str] | None = None) -> None:
     if stream is None:
         return
     for raw in stream:
         line = raw.decode("utf-8", errors="replace").rstrip()
         if line:
             tail.append(line)
+            if keep is not None:
+                keep.append(line)

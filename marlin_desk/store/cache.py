@@ -247,6 +247,27 @@ class AnalysisCache:
         extra = _decode(dict, row[1], f"find {q!r} extra") if row[1] is not None else None
         return None if spans is None else CachedFind(q, spans, extra, float(row[2]))
 
+    def put_shots(self, fingerprint: str, settings: dict[str, Any],
+                  times: Sequence[float]) -> None:
+        """Store a video's shot boundaries (cut times, video seconds) for these detector
+        settings, replacing older ones for the same settings."""
+        doc = _dumps([float(t) for t in times])
+        key = (fingerprint, _settings_json(settings))
+
+        def op(conn: sqlite3.Connection) -> None:
+            with _write(conn):
+                conn.execute(sql.UPSERT_SHOTS, (*key, doc, time.time()))
+
+        self._run(op)
+
+    def get_shots(self, fingerprint: str, settings: dict[str, Any]) -> list[float] | None:
+        """The stored cut times for this content and these settings, or None (a miss)."""
+        key = (fingerprint, _settings_json(settings))
+        row = self._run(lambda c: c.execute(sql.SELECT_SHOTS, key).fetchone())
+        if row is None:
+            return None
+        return _decode(lambda d: [float(t) for t in d], row[0], "shots")
+
     def entries(self, fingerprint: str | None = None) -> list[CacheEntry]:
         """Every cached analysis (or one file's), complete ones first, most recent first."""
         if fingerprint is None:
@@ -284,6 +305,7 @@ class AnalysisCache:
         else:
             removed = self._run_indexed(lambda c, index: _delete(c, sql.DELETE_FINGERPRINT,
                                                                  (fingerprint,), index))
+        self._run(lambda c: _delete_shots(c, fingerprint))
         if removed:
             self._compact()
         return removed
@@ -547,6 +569,19 @@ def _delete(conn: sqlite3.Connection, statement: str, params: tuple[Any, ...],
         if removed:
             (search_index.prune if index else search_index.mark_stale)(conn)
         return removed
+
+
+def _delete_shots(conn: sqlite3.Connection, fingerprint: str | None) -> None:
+    with _write(conn):
+        if fingerprint is None:
+            conn.execute(sql.DELETE_ALL_SHOTS)
+        else:
+            conn.execute(sql.DELETE_SHOTS_FOR, (fingerprint,))
+
+
+def _settings_json(settings: dict[str, Any]) -> str:
+    """Canonical JSON of detector settings: the same settings in any order are one key."""
+    return json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _entry(row: Sequence[Any]) -> CacheEntry:

@@ -23,9 +23,13 @@ Schema (version LATEST, see MIGRATIONS):
     search_state  the index's own flags ('stale': a window write could not update it).
     search_rows, search_fts  the full-text index (store/search_index.py): one row per
               analysed window's scene and per event, derived from `windows`, rebuildable.
+    shots     (fingerprint, settings) -> times: JSON list of cut times (video seconds) found
+              by the shot detector (media/shots.py) with those settings (canonical JSON);
+              no model in the key: cuts depend on the picture alone.
 
 windows, finds and search_rows rows go with their analysis (ON DELETE CASCADE; foreign_keys is
-on); library rows never delete analyses, nor analyses library rows.
+on); library rows never delete analyses, nor analyses library rows; shots rows stand alone (by
+content), and `clear` removes them with the file's analyses.
 """
 
 from __future__ import annotations
@@ -152,9 +156,21 @@ def _v3(conn: sqlite3.Connection) -> None:
     search_index.create_and_fill(conn)
 
 
+def _v4(conn: sqlite3.Connection) -> None:
+    """Shot boundaries, by content fingerprint and detector settings (no model)."""
+    conn.execute("""
+        CREATE TABLE shots (
+            fingerprint TEXT NOT NULL,
+            settings    TEXT NOT NULL,
+            times       TEXT NOT NULL,
+            created_at  REAL NOT NULL,
+            PRIMARY KEY (fingerprint, settings)
+        ) WITHOUT ROWID""")
+
+
 # MIGRATIONS[i] takes a database from user_version i to i + 1. Append only: never edit a released
 # migration, since databases in the field have already run it.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
 LATEST = len(MIGRATIONS)
 
 # What the code below needs; checked after migrating so that a database whose user_version lies
@@ -168,6 +184,7 @@ EXPECTED_COLUMNS: dict[str, set[str]] = {
     "library_roots": {"path", "kind", "added_at"},
     "library_videos": {"fingerprint", "path", "size", "mtime_ns", "online", "added_at",
                        "seen_at"},
+    "shots": {"fingerprint", "settings", "times", "created_at"},
 }
 # search_rows and search_fts are not checked here: they are derived, and a missing or damaged
 # index is rebuilt (search_index.ensure), never a reason to set the whole cache aside.
@@ -238,6 +255,16 @@ SELECT_ENTRIES_FOR = _ENTRIES + " WHERE a.fingerprint = ?" + _ENTRIES_ORDER
 DELETE_ANALYSIS = "DELETE FROM analyses WHERE key = ?"
 DELETE_ALL = "DELETE FROM analyses"
 DELETE_FINGERPRINT = "DELETE FROM analyses WHERE fingerprint = ?"
+
+# ---- shot boundaries --------------------------------------------------------------------------
+
+UPSERT_SHOTS = """
+    INSERT INTO shots (fingerprint, settings, times, created_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (fingerprint, settings) DO UPDATE SET times = excluded.times,
+                                                      created_at = excluded.created_at"""
+SELECT_SHOTS = "SELECT times FROM shots WHERE fingerprint = ? AND settings = ?"
+DELETE_ALL_SHOTS = "DELETE FROM shots"
+DELETE_SHOTS_FOR = "DELETE FROM shots WHERE fingerprint = ?"
 
 # ---- the library and its search ---------------------------------------------------------------
 

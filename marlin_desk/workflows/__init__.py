@@ -6,6 +6,7 @@ so the two behave the same.
     settings.py  the job's settings from the user's options, and the engine they name
     video.py     a video opened for the model: analyse, find (whole video or some windows)
     opening.py   a video opened for the editor: probe, cached analysis, saved clip bin
+    shots.py     a video's shot boundaries, detected once and cached
 """
 
 from marlin_desk.workflows.opening import (
@@ -27,6 +28,7 @@ from marlin_desk.workflows.settings import (
     model_identity,
     open_engine,
 )
+from marlin_desk.workflows.shots import Shots, find_shots, shot_boundaries
 from marlin_desk.workflows.video import (
     Workbench,
     analyze,
@@ -37,9 +39,9 @@ from marlin_desk.workflows.video import (
 )
 
 __all__ = [
-    "PROMPT_VERSION", "JobSettings", "OpenedVideo", "ServerSettings", "Workbench",
+    "PROMPT_VERSION", "JobSettings", "OpenedVideo", "ServerSettings", "Shots", "Workbench",
     "analysis_ref", "analyze", "cached_analysis", "cached_spans", "connect_server",
-    "engine_precision", "find", "find_in_windows", "is_remote", "job_settings",
+    "engine_precision", "find", "find_in_windows", "find_shots", "is_remote", "job_settings",
     "model_identity", "open_cached", "open_engine", "open_video", "saved_project",
-    "video_work_path",
+    "shot_boundaries", "video_work_path",
 ]
