@@ -25,6 +25,7 @@ class ActionSpec:
     shortcut: Key = None
     tip: str = ""
     args: tuple[object, ...] = ()
+    checkable: bool = False  # a toggle: the handler gets the new state
 
 
 SEPARATOR = None
@@ -57,6 +58,9 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
         ActionSpec("Delete Selected Clips", "delete_selected_clips", "Del"),
         ActionSpec("Add &Event (I/O marks or playhead)", "add_event", "Ctrl+Shift+E"),
         ActionSpec("Delete Selected E&vents", "delete_selected_events", "Shift+Del"),
+        ActionSpec("S&nap Clips to Shot Changes", "edits.set_snap", "Ctrl+Shift+N",
+                   "new clips and trims move their edges to a shot change within a second",
+                   checkable=True),
         SEPARATOR,
         ActionSpec("&Preferences…", "dialogs.show_preferences", SK.Preferences),
     )),
@@ -165,7 +169,11 @@ def _add_action(window: QMainWindow, menu: QMenu, spec: ActionSpec) -> QAction:
     if spec.tip:
         action.setStatusTip(spec.tip)
     handler, args = _resolve(window, spec.handler), spec.args
-    action.triggered.connect(lambda _=False, h=handler, a=args: h(*a))
+    if spec.checkable:
+        action.setCheckable(True)
+        action.toggled.connect(handler)
+    else:
+        action.triggered.connect(lambda _=False, h=handler, a=args: h(*a))
     menu.addAction(action)
     window.addAction(action)
     return action

@@ -187,6 +187,7 @@ class MainWindow(QMainWindow):
         self.edits.refused.connect(self.notifier.error)
         self.video.loaded.connect(self._on_video_loaded)
         self.video.opened.connect(self.videoOpened)
+        self.video.shotsFound.connect(self.edits.set_shots)
         self.project.openRequested.connect(self._open_checked)
         self.project.saved.connect(self._on_saved)
         self.timeline.clipTrimmed.connect(self.edits.trim_clip)
@@ -265,6 +266,7 @@ class MainWindow(QMainWindow):
         timefmt.set_display(rate=timefmt.rate_of(opened.info))  # timecode at its frame rate
         timefmt.set_display(rate=timefmt.rate_of(opened.info))  # #20.14: timecode at its rate
         self.undo_stack.clear()
+        self.edits.set_shots([])  # the new video's come from its shots worker
         self.notifier.clear()
         self.search_panel.clear()
         self.clips_panel.export_progress.clear()

@@ -73,6 +73,24 @@ class OpenWorker(_Worker):
         self.opened.emit(open_cached(self.path, self.cache))
 
 
+class ShotsWorker(_Worker):
+    """The video's shot changes (workflows.shot_boundaries: from the cache, else detected once
+    and stored), for the timeline's ticks and the snap toggle."""
+
+    shots = Signal(object)  # list[float], video time
+
+    def __init__(self, path: str, cache: Any = None, info: Any = None, parent: Any = None
+                 ) -> None:
+        super().__init__(parent)
+        self.path, self.cache, self.info = path, cache, info
+
+    def work(self) -> None:
+        from marlin_desk.workflows import shot_boundaries
+
+        self.shots.emit(shot_boundaries(self.path, self.cache, should_stop=self._stop,
+                                        info=self.info))
+
+
 def frame_to_qimage(frame: Any, height: int, rotation: int = 0) -> QImage:
     """A decoded frame turned upright (`rotation`: degrees clockwise, VideoInfo.rotation) and
     scaled to `height` as displayed (aspect kept), as a QImage that owns its pixels."""

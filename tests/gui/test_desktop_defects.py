@@ -335,3 +335,24 @@ def test_switching_theme_keeps_the_playhead(qtbot, make_window, sample_video) ->
         assert w.timeline.playhead == pytest.approx(3.0, abs=0.05)
     finally:
         w.dialogs.set_theme("dark")
+
+
+# -- shot changes (#15): ticks on the timeline, clips snapped when asked ----------------------
+def test_shot_changes_are_found_shown_and_snapped_to(qtbot, make_window, tmp_path) -> None:
+    from marlin_desk.dev.videos import make_video
+
+    video = make_video(tmp_path / "cuts.mp4", size=(160, 96), fps=25,
+                       segments=[(2.0, (20, 20, 20)), (2.0, (235, 235, 235)),
+                                 (2.0, (20, 20, 20))])  # two hard cuts, at 2 s and 4 s
+    w = make_window()
+    open_and_wait(qtbot, w, video)
+    qtbot.waitUntil(lambda: len(w.timeline.data.shots) == 2, timeout=60_000)
+    assert w.timeline.data.shots == pytest.approx([2.0, 4.0], abs=1e-6)
+    assert w.edits.shots == w.timeline.data.shots
+    w.doc.set_marks(1.6, 3.7)
+    assert w.add_clip_from_marks().start == pytest.approx(1.6)  # no snap until asked
+    toggle = next(a for a in w.actions() if a.text() == "S&nap Clips to Shot Changes")
+    toggle.trigger()
+    assert toggle.isChecked() and w.edits.snap
+    clip = w.add_clip_from_marks()
+    assert (clip.start, clip.end) == pytest.approx((2.0, 4.0))

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
+from marlin_desk.core.options import SNAP_TOLERANCE_SECONDS
 from marlin_desk.core.project import Clip
+from marlin_desk.core.snap import snap_span
 from marlin_desk.core.timeline import Event
 from marlin_desk.gui import undo
 from marlin_desk.gui.document import Document
@@ -28,6 +30,21 @@ class EditsController(QObject):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.doc, self.stack, self.default_preset = doc, stack, default_preset
+        self.shots: list[float] = []  # the open video's shot changes
+        self.snap = False  # clips snap their In and Out to the nearest shot change
+
+    def set_shots(self, cuts: list[float]) -> None:
+        self.shots = list(cuts)
+
+    def set_snap(self, on: bool) -> None:
+        self.snap = bool(on)
+
+    def _span(self, start: float, end: float) -> tuple[float, float]:
+        """A new clip's or a trim's edges, snapped to shot changes when the editor asked."""
+        if not self.snap or not self.shots:
+            return start, end
+        a, b, _, _ = snap_span(start, end, self.shots, SNAP_TOLERANCE_SECONDS)
+        return a, b
 
     # -- events --------------------------------------------------------------------------
     @Slot(int, object)
@@ -73,6 +90,7 @@ class EditsController(QObject):
         if a is None or b is None or b <= a:
             self.refused.emit("Set an In mark (I) before an Out mark (O) to make a clip.")
             return None
+        a, b = self._span(a, b)
         clip = Clip(a, b, _marks_name(a), self.default_preset(), "marks")
         self.stack.push(undo.AddClips(self.doc, [clip]))
         return clip
@@ -82,13 +100,14 @@ class EditsController(QObject):
             self.refused.emit("Select an event first.")
             return None
         e = self.doc.events[row]
-        clip = Clip(e.start, e.end, e.description[:60], self.default_preset(), "event")
+        a, b = self._span(e.start, e.end)
+        clip = Clip(a, b, e.description[:60], self.default_preset(), "event")
         self.stack.push(undo.AddClips(self.doc, [clip]))
         return clip
 
     @Slot(list)
     def add_clips_from_results(self, indexes: list[int]) -> list[Clip]:
-        clips = [Clip(self.doc.results[i].start, self.doc.results[i].end,
+        clips = [Clip(*self._span(self.doc.results[i].start, self.doc.results[i].end),
                       f"{self.doc.query} #{i + 1}", self.default_preset(), "find")
                  for i in indexes if 0 <= i < len(self.doc.results)]
         if not clips:
@@ -100,6 +119,7 @@ class EditsController(QObject):
     @Slot(str, float, float)
     def trim_clip(self, clip_id: str, start: float, end: float) -> None:
         clip = self.doc.clip(clip_id)
+        start, end = self._span(start, end)
         if (clip.start, clip.end) == (start, end):
             return
         trimmed = clip.with_times(start, end)

@@ -15,7 +15,12 @@ from PySide6.QtGui import QImage, QPixmap
 
 from marlin_desk.core.project import Project
 from marlin_desk.gui.document import Document
-from marlin_desk.gui.media_workers import OpenWorker, ThumbnailWorker, WaveformWorker
+from marlin_desk.gui.media_workers import (
+    OpenWorker,
+    ShotsWorker,
+    ThumbnailWorker,
+    WaveformWorker,
+)
 from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.player import PlayerWidget
 from marlin_desk.gui.statusbar import JobBar
@@ -42,6 +47,7 @@ class VideoController(QObject):
     openFailed = Signal(str)  # the plain message
     # the open succeeded: (OpenedVideo, the project to apply or None)
     loaded = Signal(object, object)
+    shotsFound = Signal(object)  # list[float]: the open video's shot changes
 
     def __init__(self, doc: Document, player: PlayerWidget, timeline: TimelineWidget,
                  jobs: JobBar, notifier: Notifier, cache: Any, parent: QObject | None = None,
@@ -107,7 +113,9 @@ class VideoController(QObject):
         thumbs.thumbnail.connect(self._on_thumbnail)
         wave = WaveformWorker(path, info.start_time, parent=self)
         wave.waveform.connect(self._on_waveform)
-        for w in (thumbs, wave):
+        shots = ShotsWorker(path, self.cache, info, parent=self)
+        shots.shots.connect(self._on_shots)
+        for w in (thumbs, wave, shots):
             w.failed.connect(self._on_media_worker_failed)
             self._media_workers.append(w)
             w.start(w.Priority.LowPriority)
@@ -145,6 +153,12 @@ class VideoController(QObject):
     def _on_waveform(self, peaks: object, step: float) -> None:
         self.timeline.data.wave, self.timeline.data.wave_step = peaks, step
         self.timeline.update()
+
+    @Slot(object)
+    def _on_shots(self, cuts: object) -> None:
+        self.timeline.data.shots = list(cuts)  # type: ignore[call-overload]
+        self.timeline.update()
+        self.shotsFound.emit(self.timeline.data.shots)
 
     @Slot(str)
     def _on_media_worker_failed(self, message: str) -> None:

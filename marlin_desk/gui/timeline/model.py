@@ -75,6 +75,7 @@ class TimelineData:
         self._thumb_times: list[float] = []
         self.wave: Any = None  # numpy peaks 0..1
         self.wave_step = 0.02  # seconds per peak
+        self.shots: list[float] = []  # shot changes (video time), drawn as ticks
 
     def set_events(self, events: list[Event]) -> None:
         self.events = Lane([Item(e.start, e.end, e.description, i)
@@ -111,3 +112,4 @@ class TimelineData:
 
     def clear_media(self) -> None:
         self.thumbs, self._thumb_times, self.wave = [], [], None
+        self.shots: list[float] = []

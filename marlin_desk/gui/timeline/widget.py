@@ -332,6 +332,7 @@ class TimelineWidget(QWidget):
             self._paint_lane(p, name, lane, top, row_h, t_start, t_end)
             self._paint_lane_name(p, LANE_NAMES[name], top, row_h)
         self._paint_ruler(p, w)
+        self._paint_shots(p)
         self._paint_marks(p, h)
         x = self.x_of(self.playhead)
         if -2 <= x <= w + 2:
@@ -416,6 +417,20 @@ class TimelineWidget(QWidget):
         p.drawLines(lines)
         p.setPen(QColor(c.grid))
         p.drawLine(0, int(top + WAVE_H), w, int(top + WAVE_H))
+
+    def _paint_shots(self, p: QPainter) -> None:
+        """Shot changes: a tick across the ruler and the filmstrip at each cut."""
+        if not self.data.shots:
+            return
+        c = colours()
+        p.setPen(QPen(QColor(c.text), 1, Qt.PenStyle.DashLine))
+        t0, t1 = self.t_of(0), self.t_of(self.width())
+        first = bisect.bisect_left(self.data.shots, t0)
+        for t in self.data.shots[first:]:
+            if t > t1:
+                break
+            x = self.x_of(t)
+            p.drawLine(QPointF(x, RULER_H / 2), QPointF(x, RULER_H + FILM_H))
 
     def _paint_lane_name(self, p: QPainter, text: str, top: float, row_h: float) -> None:
         """The lane's name on a small plate in the text colour, above its items, so it
