@@ -89,7 +89,8 @@ class Settings:
         value = self.get("export_dir")
         return Path(value) if value else Path.home() / "Marlin Desk exports"
 
-    EXPORT_CHOICES = ("preset", "fill", "mode", "encoder", "loudness", "channels", "subtitles")
+    EXPORT_CHOICES = ("preset", "fill", "mode", "encoder", "loudness", "channels", "subtitles",
+                      "speed", "audio_kbps", "template")
 
     def export_choices(self) -> dict[str, Any]:
         """The export dialog's last choices (and its folder), as it offers them again."""
@@ -102,6 +103,24 @@ class Settings:
         if choices.get("out_dir"):
             self._q.setValue("export_dir", choices["out_dir"])
         self._q.sync()
+
+    def export_presets(self) -> dict[str, dict[str, Any]]:
+        """Named export settings the editor saved ("YouTube upload", "Client review")."""
+        import json
+
+        try:
+            doc = json.loads(str(self._q.value("export/named", "{}") or "{}"))
+        except ValueError:
+            return {}
+        return {str(k): v for k, v in doc.items() if isinstance(v, dict)} \
+            if isinstance(doc, dict) else {}
+
+    def save_export_preset(self, name: str, choices: dict[str, Any]) -> None:
+        import json
+
+        presets = self.export_presets()
+        presets[name] = {k: v for k, v in choices.items() if v is not None}
+        self.set("export/named", json.dumps(presets, ensure_ascii=False))
 
     def recent_files(self) -> list[str]:
         value = self._q.value("recent_files", [])

@@ -98,13 +98,15 @@ def test_export_choices_reach_each_clip_and_one_clip_can_be_cancelled(
 
 def test_export_dialog_choices(qtbot, make_window) -> None:
     from marlin_desk.gui.dialogs.export import ExportDialog
+    from marlin_desk.media.naming import DEFAULT_TEMPLATE
 
     w = make_window()
     d = ExportDialog(2, "/tmp/x", has_events=True, parent=w)
     qtbot.addWidget(d)
     assert d.choices() == {"out_dir": "/tmp/x", "preset": None, "fill": "crop",
                            "mode": "auto", "encoder": "auto", "loudness": "keep",
-                           "channels": "keep", "subtitles": "none"}
+                           "channels": "keep", "subtitles": "none", "speed": "veryfast",
+                           "audio_kbps": "", "template": DEFAULT_TEMPLATE}
     d.set_choice(d.preset, "youtube")
     assert not d.fill.isEnabled()  # fill only matters for 9:16 and 1:1
     d.set_choice(d.preset, "reels")
@@ -114,7 +116,8 @@ def test_export_dialog_choices(qtbot, make_window) -> None:
     d.set_choice(d.mode, "exact")
     assert d.choices() == {"out_dir": "/tmp/x", "preset": "reels", "fill": "blur",
                            "mode": "exact", "encoder": "auto", "loudness": "keep",
-                           "channels": "keep", "subtitles": "burn"}
+                           "channels": "keep", "subtitles": "burn", "speed": "veryfast",
+                           "audio_kbps": "", "template": DEFAULT_TEMPLATE}
     d.set_choice(d.mode, "fast")  # stream copy: no resize, no burned subtitles
     assert d.choices()["preset"] == "original" and d.choices()["subtitles"] == "none"
     assert not d.preset.isEnabled() and not d.fill.isEnabled()
@@ -139,17 +142,27 @@ def test_the_export_dialog_offers_the_last_choices_again(qtbot, make_window, set
     d.set_choice(d.subtitles, "vtt")
     d.set_choice(d.loudness, "social (-14 LUFS)")
     d.set_choice(d.channels, "stereo")
+    d.set_choice(d.speed, "medium")
+    d.set_choice(d.audio_kbps, "128")
+    d.template.setText("{video}-{index}-{preset}")
     d.folder.setText(str(tmp_path / "reels"))
+    d.save_name.setText("Reels for the client")
+    d._save_preset()  # the Save Settings button
+    assert "Reels for the client" in settings.export_presets()
     chosen = d.choices()
     _click(qtbot, d, QDialogButtonBox.StandardButton.Ok)
     qtbot.waitUntil(lambda: w.exports.results is not None, timeout=180_000)
     result = w.exports.results[0]
     assert result.status == "done", result.error
+    assert result.path.name.endswith("-1-reels.mp4"), result.path.name  # the template
     assert result.audio["channels"] == 2  # the sample video's mono sound, as asked
     assert result.audio["loudness"]["output"]["I"] == pytest.approx(-14.0, abs=1.0)
     w.exports.request([c.id for c in w.doc.clips])
     again = w.exports.dialog
     assert again.isVisible() and again.choices() == chosen
+    again.set_choice(again.mode, "fast")
+    again.saved.setCurrentIndex(again.saved.findData("Reels for the client"))
+    assert again.choices() == chosen  # the named settings, the folder included
     again.reject()
 
 

@@ -20,7 +20,8 @@ from marlin_desk.gui.timefmt import count
 from marlin_desk.media.audio import AUDIO_CHANNEL_CHOICES, LOUDNESS_TARGETS
 from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.export import ClipSpec, ExportOptions
-from marlin_desk.media.presets import default_mode
+from marlin_desk.media.naming import DEFAULT_TEMPLATE
+from marlin_desk.media.presets import DEFAULT_SPEED, default_mode
 
 WAIT, CANCEL_EXPORT, STAY = "wait", "cancel", "stay"
 
@@ -79,7 +80,9 @@ class ExportController(QObject):
         from marlin_desk.gui.dialogs.export import ExportDialog
 
         dialog = ExportDialog(len(ids), str(self.settings.export_dir), bool(self.doc.events),
-                              self.window, last=self.settings.export_choices())
+                              self.window, last=self.settings.export_choices(),
+                              presets=self.settings.export_presets())
+        dialog.presetSaved.connect(self.settings.save_export_preset)
         dialog.accepted.connect(lambda: self._accepted(list(ids), dialog.choices()))
         dialog.finished.connect(dialog.deleteLater)
         self.dialog = dialog
@@ -92,7 +95,8 @@ class ExportController(QObject):
     def export(self, ids: list[str], out_dir: str | None = None, *, preset: str | None = None,
                fill: str | None = None, mode: str = "auto", subtitles: str = "none",
                encoder: str = DEFAULT_ENCODER, loudness: str = "keep",
-               channels: str = "keep") -> bool:
+               channels: str = "keep", speed: str = DEFAULT_SPEED, audio_kbps: str = "",
+               template: str = DEFAULT_TEMPLATE) -> bool:
         """Export the clips; `preset` None keeps each clip's own; mode "auto" is the media
         layer's default for each clip's preset. Subtitles are made from the events as edited
         in the Events panel (the export layer times them from each clip)."""
@@ -117,9 +121,10 @@ class ExportController(QObject):
         try:
             worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self,
                                   options=ExportOptions(
-                                      Path(target), encoder=encoder,
-                                      loudness=LOUDNESS_TARGETS.get(loudness),
-                                      audio_channels=AUDIO_CHANNEL_CHOICES.get(channels)))
+                                      Path(target), name_template=template, speed=speed,
+                                      encoder=encoder, loudness=LOUDNESS_TARGETS.get(loudness),
+                                      audio_channels=AUDIO_CHANNEL_CHOICES.get(channels),
+                                      audio_kbps=int(audio_kbps) if audio_kbps else None))
         except (MarlinError, OSError, ValueError) as exc:
             self.notifier.error(f"The export could not start: {exc}")
             return False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -21,11 +22,20 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.gui.panels.clips import preset_label, preset_names
-from marlin_desk.media.audio import AUDIO_CHANNEL_CHOICES, LOUDNESS_TARGETS, TRUE_PEAK_DB
+from marlin_desk.media.audio import (
+    AUDIO_BITRATES,
+    AUDIO_CHANNEL_CHOICES,
+    LOUDNESS_TARGETS,
+    TRUE_PEAK_DB,
+)
 from marlin_desk.media.encoders import ENCODER_CHOICES
-from marlin_desk.media.presets import MODE_LABELS, MODES
+from marlin_desk.media.naming import DEFAULT_TEMPLATE, TEMPLATE_FIELDS
+from marlin_desk.media.presets import DEFAULT_SPEED, MODE_LABELS, MODES, X264_SPEEDS
 
 PER_CLIP = "per clip (as in the bin)"
+SPEED_SHOWN = tuple((v, f"{v} (quality over speed)" if X264_SPEEDS.index(v) >
+                     X264_SPEEDS.index(DEFAULT_SPEED) else v) for v in X264_SPEEDS)
+BITRATE_SHOWN = (("", "The preset's"), *((str(k), f"{k} kbps") for k in AUDIO_BITRATES))
 FILL_CHOICES = (("crop", "Crop to fill"), ("blur", "Blurred background"))
 # "auto": smart where the preset keeps the picture, exact where it resizes (presets.default_mode)
 MODE_CHOICES = (("auto", "Best for each clip (smart, or exact for resized presets)"),
@@ -52,11 +62,26 @@ def _combo(choices: tuple[tuple[str, str], ...], name: str) -> QComboBox:
 
 class ExportDialog(QDialog):
     """Ask how to export `count` clips; `choices()` gives the keyword arguments of
-    ExportController.export."""
+    ExportController.export. Named export settings can be saved and chosen again."""
+
+    presetSaved = Signal(str, dict)  # name, choices
 
     def __init__(self, count: int, out_dir: str, has_events: bool,
-                 parent: QWidget | None = None, last: dict[str, Any] | None = None) -> None:
+                 parent: QWidget | None = None, last: dict[str, Any] | None = None,
+                 presets: dict[str, dict[str, Any]] | None = None) -> None:
         super().__init__(parent)
+        self.presets = dict(presets or {})
+        self.saved = QComboBox()
+        self.saved.setAccessibleName("Saved export settings")
+        self.saved.addItem("(the last export's settings)", None)
+        for name in sorted(self.presets):
+            self.saved.addItem(name, name)
+        self.saved.currentIndexChanged.connect(self._use_saved)
+        self.save_name = QLineEdit()
+        self.save_name.setPlaceholderText("a name, e.g. YouTube upload")
+        self.save_name.setAccessibleName("Name for these settings")
+        save = QPushButton("Save Settings")
+        save.clicked.connect(self._save_preset)
         self.setWindowTitle(f"Export {count} clip{'s' if count != 1 else ''}")
         self.preset = QComboBox()
         self.preset.setAccessibleName("Preset")
@@ -73,6 +98,14 @@ class ExportDialog(QDialog):
         self.loudness.setToolTip(f"Two-pass loudness normalisation, true peak at most "
                                  f"{TRUE_PEAK_DB:g} dBTP")
         self.channels = _combo(CHANNELS_SHOWN, "Audio channels")
+        self.speed = _combo(SPEED_SHOWN, "Encoding speed")
+        self.speed.setCurrentIndex(self.speed.findData(DEFAULT_SPEED))
+        self.speed.setToolTip("For re-encoded clips: slower presets give better quality at the "
+                              "same size")
+        self.audio_kbps = _combo(BITRATE_SHOWN, "Audio bit rate")
+        self.template = QLineEdit(DEFAULT_TEMPLATE)
+        self.template.setAccessibleName("File names")
+        self.template.setToolTip("Fields: " + ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS))
         self.subtitles = _combo(SUBTITLE_CHOICES, "Subtitles")
         self.subtitles.setToolTip("Made from the events as edited in the Events panel, "
                                   "timed from each clip's start")
@@ -84,12 +117,20 @@ class ExportDialog(QDialog):
         row.addWidget(self.folder, 1)
         row.addWidget(browse)
         form = QFormLayout(self)
+        named = QHBoxLayout()
+        named.addWidget(self.saved, 1)
+        named.addWidget(self.save_name, 1)
+        named.addWidget(save)
+        form.addRow("Saved settings", named)
         form.addRow("Preset", self.preset)
         form.addRow("Fill (9:16, 1:1)", self.fill)
         form.addRow("Mode", self.mode)
         form.addRow("Encoder", self.encoder)
+        form.addRow("Encoding speed", self.speed)
         form.addRow("Loudness", self.loudness)
         form.addRow("Audio channels", self.channels)
+        form.addRow("Audio bit rate", self.audio_kbps)
+        form.addRow("File names", self.template)
         form.addRow("Subtitles", self.subtitles)
         form.addRow("Output folder", row)
         if not has_events:
@@ -111,12 +152,15 @@ class ExportDialog(QDialog):
         """The choices of the last export (a value that is no longer offered is skipped)."""
         for box, key in ((self.preset, "preset"), (self.fill, "fill"), (self.mode, "mode"),
                          (self.encoder, "encoder"), (self.loudness, "loudness"),
-                         (self.channels, "channels"), (self.subtitles, "subtitles")):
+                         (self.channels, "channels"), (self.subtitles, "subtitles"),
+                         (self.speed, "speed"), (self.audio_kbps, "audio_kbps")):
             value = last.get(key)
             if value not in (None, "") and box.findData(value) >= 0:
                 self.set_choice(box, value)
         if last.get("preset") in (None, "") and self.preset.findData(None) >= 0:
             self.preset.setCurrentIndex(self.preset.findData(None))
+        if last.get("template"):
+            self.template.setText(str(last["template"]))
 
     def _update_fill(self) -> None:
         preset = self.preset.currentData()
@@ -136,6 +180,24 @@ class ExportDialog(QDialog):
             burn.setEnabled(not fast)
         self._update_fill()
 
+    def _use_saved(self, *_: Any) -> None:
+        name = self.saved.currentData()
+        if name in self.presets:
+            self.apply(self.presets[name])
+
+    def _save_preset(self) -> None:
+        name = self.save_name.text().strip()
+        if not name:
+            self.save_name.setFocus()
+            return
+        self.presets[name] = self.choices()
+        if self.saved.findData(name) < 0:
+            self.saved.addItem(name, name)
+        self.saved.blockSignals(True)
+        self.saved.setCurrentIndex(self.saved.findData(name))
+        self.saved.blockSignals(False)
+        self.presetSaved.emit(name, self.presets[name])
+
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export folder", self.folder.text())
         if folder:
@@ -153,4 +215,13 @@ class ExportDialog(QDialog):
                 "preset": self.preset.currentData(), "fill": self.fill.currentData(),
                 "mode": self.mode.currentData(), "encoder": self.encoder.currentData(),
                 "loudness": self.loudness.currentData(), "channels": self.channels.currentData(),
-                "subtitles": self.subtitles.currentData()}
+                "subtitles": self.subtitles.currentData(), "speed": self.speed.currentData(),
+                "audio_kbps": self.audio_kbps.currentData() or "",
+                "template": self.template.text().strip() or DEFAULT_TEMPLATE}
+
+    def apply(self, choices: dict[str, Any]) -> None:
+        """Show saved choices (a named export preset), the folder included."""
+        self._restore(choices)
+        if choices.get("out_dir"):
+            self.folder.setText(str(choices["out_dir"]))
+        self._update_fill()
