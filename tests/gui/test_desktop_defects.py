@@ -356,3 +356,21 @@ def test_shot_changes_are_found_shown_and_snapped_to(qtbot, make_window, tmp_pat
     assert toggle.isChecked() and w.edits.snap
     clip = w.add_clip_from_marks()
     assert (clip.start, clip.end) == pytest.approx((2.0, 4.0))
+
+
+def test_a_clip_dragged_out_of_the_bin_is_its_exported_file(qtbot, make_window, sample_video,
+                                                            settings, tmp_path) -> None:
+    settings.set("export_dir", str(tmp_path / "dragged"))
+    w = make_window()
+    open_and_wait(qtbot, w, sample_video)
+    _clip(w, 1.0, 2.0)
+    model = w.clips_panel.model
+    first = model.mimeData([model.index(0, 0)])  # not exported yet: it is, now
+    assert not first.urls()
+    qtbot.waitUntil(lambda: w.exports.results is not None, timeout=120_000)
+    assert w.exports.results[0].status == "done", w.exports.results[0].error
+    qtbot.waitUntil(lambda: not w.exports.running, timeout=30_000)
+    again = model.mimeData([model.index(0, 0)])
+    (url,) = again.urls()
+    path = Path(url.toLocalFile())
+    assert path.is_file() and path.parent == tmp_path / "dragged"

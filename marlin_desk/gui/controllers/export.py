@@ -45,6 +45,8 @@ class ExportController(QObject):
         progress.cancelClip.connect(self.cancel_clip)
         progress.cancelAll.connect(self.cancel)
         clips.exportRequested.connect(self.request)
+        clips.model.exportForDragRequested.connect(self.export_for_drag)
+        self._ids: list[str] = []  # the clips of the running export, in order
 
     @property
     def running(self) -> bool:
@@ -133,7 +135,7 @@ class ExportController(QObject):
         worker.done.connect(self._on_done)
         worker.failed.connect(self._on_failed)
         worker.finished.connect(self._on_thread_finished)
-        self.worker, self.results = worker, None
+        self.worker, self.results, self._ids = worker, None, list(ids)
         self.clips_dock.show()
         self.clips.export_progress.start([c.name for c in clips])
         self.jobs.add("export", f"Exporting {count(len(specs), 'clip')}", worker.cancel)
@@ -201,9 +203,23 @@ class ExportController(QObject):
         self.clips.export_progress.set_progress(index, clip, overall)
         self.jobs.update_job("export", int(overall * 1000), 1000, -1.0, f"clip {index + 1}")
 
+    @Slot(list)
+    def export_for_drag(self, ids: list[str]) -> None:
+        """Clips dragged out of the bin before they had a file: exported now with the last
+        export's settings, to the export folder; the next drag carries the files."""
+        if self.running:
+            self.notifier.error("An export is running: drag the clips again when it is done.")
+            return
+        choices = {k: v for k, v in self.settings.export_choices().items() if v is not None}
+        if self.export(ids, **choices):
+            self.notifier.notice(f"Exporting {count(len(ids), 'clip')} to drag: drag again "
+                                 "when the export is done.")
+
     @Slot(object)
-    def _on_clip_done(self, result: object) -> None:
+    def _on_clip_done(self, result: Any) -> None:
         self.clips.export_progress.set_result(result)
+        if result.status == "done" and result.path and 0 < result.index <= len(self._ids):
+            self.clips.model.exported[self._ids[result.index - 1]] = result.path
 
     @Slot(object)
     def _on_done(self, results: object) -> None:

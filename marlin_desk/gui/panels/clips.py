@@ -4,9 +4,10 @@ as undo commands by the main window."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import QMimeData, QModelIndex, Qt, QUrl, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -46,9 +47,11 @@ class ClipsModel(DocumentTable):
     timesRequested = Signal(str, float, float)
     presetRequested = Signal(str, str)
     editRejected = Signal(str)
+    exportForDragRequested = Signal(list)  # clip ids dragged before they were exported
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
+        self.exported: dict[str, Path] = {}  # clip id -> its last exported file
         super().__init__(doc.clipsChanged)
 
     def rows(self) -> list[Any]:
@@ -70,8 +73,26 @@ class ClipsModel(DocumentTable):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        flags = super().flags(index)
+        flags = super().flags(index) | Qt.ItemFlag.ItemIsDragEnabled
         return flags if index.column() == 3 else flags | Qt.ItemFlag.ItemIsEditable
+
+    def mimeTypes(self) -> list[str]:  # noqa: N802
+        return ["text/uri-list", "text/plain"]
+
+    def mimeData(self, indexes: list[QModelIndex]) -> QMimeData:  # noqa: N802
+        """A clip dragged out is its exported file (a file manager copies it, an NLE imports
+        it). Clips not exported yet are exported now, to be dragged again when done."""
+        ids = list(dict.fromkeys(self.doc.clips[i.row()].id for i in indexes
+                                 if i.row() < len(self.doc.clips)))
+        files = [self.exported[i] for i in ids if i in self.exported and
+                 self.exported[i].is_file()]
+        missing = [i for i in ids if i not in self.exported or not self.exported[i].is_file()]
+        data = QMimeData()
+        data.setUrls([QUrl.fromLocalFile(str(f)) for f in files])
+        data.setText("\n".join(str(f) for f in files))
+        if missing:
+            self.exportForDragRequested.emit(missing)
+        return data
 
     def setData(self, index: Index, value: Any,  # noqa: N802
                 role: int = Qt.ItemDataRole.EditRole) -> bool:
@@ -142,6 +163,8 @@ class ClipsPanel(QWidget):
         for col, width in ((1, times), (2, times), (3, times), (4, 80)):
             self.table.setColumnWidth(col, width)
         self.table.clicked.connect(self._clicked)
+        self.table.setDragEnabled(True)
+        self.table.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
 
         def button(text: str, tip: str, slot: Any) -> QPushButton:
             b = QPushButton(text, self)
