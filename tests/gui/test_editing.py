@@ -157,6 +157,7 @@ def test_the_export_dialog_offers_the_last_choices_again(qtbot, make_window, set
     assert result.path.name.endswith("-1-reels.mp4"), result.path.name  # the template
     assert result.audio["channels"] == 2  # the sample video's mono sound, as asked
     assert result.audio["loudness"]["output"]["I"] == pytest.approx(-14.0, abs=1.0)
+    qtbot.waitUntil(lambda: not w.exports.running, timeout=30_000)  # its thread has ended
     w.exports.request([c.id for c in w.doc.clips])
     again = w.exports.dialog
     assert again.isVisible() and again.choices() == chosen
