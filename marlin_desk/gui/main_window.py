@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         self.navigation = Navigation(self.doc, self.player, self.notifier, self)
         self.library = LibraryController(self.library_panel, self.cache, self.notifier,
                                          self.doc, self.player, self.video.opened,
-                                         self.open_video, self)
+                                         self.open_video, self.engine, self)
         self.project = ProjectController(
             self.doc, self.undo_stack, self.notifier, self,
             Path(autosave_dir) if autosave_dir else data_dir() / "autosave",

@@ -34,6 +34,8 @@ from marlin_desk.gui.worker_protocol import (
     AnalyseResult,
     FindRequest,
     FindResult,
+    LibrarySearchRequest,
+    LibrarySearchResult,
     LoadRequest,
     ModelReady,
     Request,
@@ -89,7 +91,8 @@ class ModelWorker(QObject):
         self.bench_asked: Any = None  # the JobSettings it was opened with
         self._niced = False
         self._jobs: dict[type, Callable[[Job], Result]] = {
-            LoadRequest: self._load, AnalyseRequest: self._analyse, FindRequest: self._find}
+            LoadRequest: self._load, AnalyseRequest: self._analyse, FindRequest: self._find,
+            LibrarySearchRequest: self._library_search}
 
     @Slot(object)
     def run(self, job: Job) -> None:
@@ -202,6 +205,19 @@ class ModelWorker(QObject):
                          on_progress=self._progress_reporter(job),
                          should_stop=job.cancel.is_set)
         return FindResult(query, list(result.spans), time.perf_counter() - started, cached)
+
+    def _library_search(self, job: Job) -> LibrarySearchResult:
+        """The library's two stages with the model already loaded here (no second copy)."""
+        from marlin_desk.library.search import search_library
+
+        request: LibrarySearchRequest = job.request  # type: ignore[assignment]
+        if self.engine is None:
+            raise ModelUnavailable("no model is loaded yet: wait for it or load one")
+        self.progress.emit(job.id, 0, 1, -1.0, f"the index, then {request.refine} windows")
+        result = search_library(request.query, top=request.top, refine=request.refine,
+                                settings=self.settings, engine=self.engine, cache=self.cache,
+                                should_stop=job.cancel.is_set)
+        return LibrarySearchResult(result)
 
 
 class EngineClient(QObject):

@@ -54,7 +54,18 @@ class FindRequest:
     label = "Searching"
 
 
-Request = LoadRequest | AnalyseRequest | FindRequest
+@dataclass(frozen=True)
+class LibrarySearchRequest:
+    """Every analysed video: the index's best candidates, then the model's find in the best
+    `refine` windows only (library.search_library's two stages)."""
+
+    query: str
+    top: int = 20
+    refine: int = 4
+    label = "Searching the library"
+
+
+Request = LoadRequest | AnalyseRequest | FindRequest | LibrarySearchRequest
 
 
 @dataclass(frozen=True)
@@ -77,4 +88,9 @@ class FindResult:
     cached: bool = False
 
 
-Result = ModelReady | AnalyseResult | FindResult
+@dataclass(frozen=True)
+class LibrarySearchResult:
+    result: Any  # library.search.SearchResult
+
+
+Result = ModelReady | AnalyseResult | FindResult | LibrarySearchResult

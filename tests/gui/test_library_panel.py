@@ -47,3 +47,28 @@ def test_library_search_finds_the_moment_in_another_video_and_opens_it(
     assert w.doc.video == str(second)
     qtbot.waitUntil(lambda: w.player._loop is not None, timeout=5000)
     assert w.player._loop == pytest.approx((2.5, 3.5))
+
+
+def test_with_the_model_loaded_the_library_refines_in_its_best_windows(
+        qtbot, make_window, settings, tmp_path) -> None:
+    """The trained demo model analyses the demo video in the app; a library search then runs
+    Marlin's find in the best windows only, on the model worker (stage "model")."""
+    from marlin_desk.resources import demo_model, demo_video
+
+    settings.set("caption_tokens", 0)  # the whole caption: the index needs the events
+    video = tmp_path / "footage" / "demo copy.mp4"
+    video.parent.mkdir()
+    shutil.copy(demo_video(), video)
+    w = make_window(model=str(demo_model()))
+    with qtbot.waitSignal(w.engine.modelReady, timeout=120_000):
+        w.model_jobs.load_model()
+    open_and_wait(qtbot, w, video)
+    with qtbot.waitSignal(w.analysisFinished, timeout=180_000):
+        w.model_jobs.analyse()
+    qtbot.waitUntil(lambda: w.library_panel.videos.topLevelItemCount() == 1, timeout=30_000)
+    with qtbot.waitSignal(w.library.searched, timeout=180_000):
+        w.library.search("the blue screen")
+    best = w.library.result.hits[0]
+    assert best.stage == "model" and Path(best.path) == video, w.library.result.hits
+    assert best.start == pytest.approx(8.0, abs=1.0) and best.end == pytest.approx(13.0, abs=1.0)
+    assert not w.errors

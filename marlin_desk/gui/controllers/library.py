@@ -16,6 +16,8 @@ from marlin_desk.gui.notifier import Notifier
 from marlin_desk.gui.panels.library import LibraryPanel
 from marlin_desk.gui.player import PlayerWidget
 from marlin_desk.gui.timefmt import count
+from marlin_desk.gui.worker import EngineClient
+from marlin_desk.gui.worker_protocol import LibrarySearchRequest, LibrarySearchResult
 
 
 class _Call(_Worker):
@@ -37,8 +39,14 @@ class LibraryController(QObject):
 
     def __init__(self, panel: LibraryPanel, cache: Any, notifier: Notifier, doc: Document,
                  player: PlayerWidget, opened: SignalInstance,
-                 open_video: Callable[[str], bool], parent: QObject | None = None) -> None:
+                 open_video: Callable[[str], bool], engine: EngineClient | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.engine = engine
+        self._job: int | None = None
+        if engine is not None:
+            engine.finished.connect(self._on_model_result)
+            engine.failed.connect(self._on_model_failed)
         self.panel, self.cache, self.notifier = panel, cache, notifier
         self.doc, self.player, self.open_video = doc, player, open_video
         self.result: Any = None
@@ -121,10 +129,28 @@ class LibraryController(QObject):
 
     @Slot(str)
     def search(self, query: str) -> None:
+        """With a model loaded, both stages on the model worker (the spans from Marlin's find
+        in the best windows); without one, the index alone on a worker thread."""
         from marlin_desk.library.search import search_library
 
         self.panel.status.setText(f"Searching the library for “{query}”…")
+        if self.engine is not None and self.engine.model_info is not None \
+                and self.cache is not None:
+            self._job = self.engine.submit(LibrarySearchRequest(query))
+            return
         self._run(lambda: search_library(query, cache=self.cache), self._on_searched)
+
+    @Slot(int, object, object)
+    def _on_model_result(self, job: int, _request: object, result: object) -> None:
+        if job == self._job and isinstance(result, LibrarySearchResult):
+            self._job = None
+            self._on_searched(result.result)
+
+    @Slot(int, object, str)
+    def _on_model_failed(self, job: int, _request: object, message: str) -> None:
+        if job == self._job:
+            self._job = None
+            self.notifier.error(f"The library search failed: {message}")
 
     def _on_searched(self, result: Any) -> None:
         self.result = result
