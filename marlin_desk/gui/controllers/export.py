@@ -59,7 +59,7 @@ class ExportController(QObject):
 
         left = len(self.clips.export_progress.bars)
         box = QMessageBox(QMessageBox.Icon.Question, "An export is running",
-                          f"Marlin Desk is still exporting {left} clip{'s' * (left != 1)}.",
+                          f"Marlin Desk is still exporting {count(left, 'clip')}.",
                           parent=self.window)
         box.setInformativeText("Quit when it is done, or cancel it and quit now? Clips "
                                "already exported are kept.")

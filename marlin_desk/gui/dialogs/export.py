@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.gui.panels.clips import preset_label, preset_names
+from marlin_desk.gui.timefmt import count as plural
 from marlin_desk.media.audio import (
     AUDIO_BITRATES,
     AUDIO_CHANNEL_CHOICES,
@@ -82,7 +83,7 @@ class ExportDialog(QDialog):
         self.save_name.setAccessibleName("Name for these settings")
         save = QPushButton("Save Settings")
         save.clicked.connect(self._save_preset)
-        self.setWindowTitle(f"Export {count} clip{'s' if count != 1 else ''}")
+        self.setWindowTitle(f"Export {plural(count, 'clip')}")
         self.preset = QComboBox()
         self.preset.setAccessibleName("Preset")
         self.preset.addItem(PER_CLIP, None)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from marlin_desk.gui.media_workers import _Worker
+from marlin_desk.gui.timefmt import count
 from marlin_desk.handoff.targets import TARGETS
 
 
@@ -62,7 +63,7 @@ class HandoffDialog(QDialog):
         row.addWidget(self.file, 1)
         row.addWidget(browse)
         form = QFormLayout(self)
-        form.addRow(QLabel(f"{clips} clip{'s' * (clips != 1)} as subclips of "
+        form.addRow(QLabel(f"{count(clips, 'clip')} as subclips of "
                            f"{Path(video).name}; the events and search results as markers."))
         form.addRow("Timeline for", self.target)
         form.addRow("File", row)
