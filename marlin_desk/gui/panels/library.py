@@ -1,6 +1,6 @@
-"""The Library panel: the folders' videos with their state, and one search box over every
-analysed video (the full-text index: no model, milliseconds). Double-click a result to open
-its video at the moment."""
+"""The Library panel: one search box over every analysed video (the full-text index: no model,
+milliseconds; refined by the model when one is loaded), the folders' videos with their state and
+the analysis queue (library_videos). Double-click a result to open its video at the moment."""
 
 from __future__ import annotations
 
@@ -20,10 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from marlin_desk.gui.panels.library_videos import LibraryVideos
 from marlin_desk.gui.timefmt import count, fmt_time
-
-STATE_TEXT = {"analysed": "analysed", "partial": "partly analysed",
-              "not-analysed": "not analysed"}
 
 
 class LibraryPanel(QWidget):
@@ -53,11 +51,9 @@ class LibraryPanel(QWidget):
         self.hits.setAccessibleName("Library results")
         self.hits.setRootIsDecorated(False)
         self.hits.itemActivated.connect(self._hit_activated)
-        self.videos = QTreeWidget()
-        self.videos.setHeaderLabels(["Video", "State", "Where"])
-        self.videos.setAccessibleName("Library videos")
-        self.videos.setRootIsDecorated(False)
-        self.videos.itemActivated.connect(self._video_activated)
+        self.video_list = LibraryVideos()
+        self.videos = self.video_list.tree
+        self.video_list.videoActivated.connect(self.videoActivated)
         row = QHBoxLayout()
         row.addWidget(self.query, 1)
         row.addWidget(search)
@@ -70,7 +66,7 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.hits, 2)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
-        layout.addWidget(self.videos, 1)
+        layout.addWidget(self.video_list, 1)
 
     def _search(self) -> None:
         if self.query.text().strip():
@@ -81,23 +77,12 @@ class LibraryPanel(QWidget):
         if folder:
             self.addFolderRequested.emit(folder)
 
-    def _video_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
-        self.videoActivated.emit(str(item.data(0, Qt.ItemDataRole.UserRole)))
-
     def _hit_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         path, start, end = item.data(0, Qt.ItemDataRole.UserRole)
         self.hitActivated.emit(path, float(start), float(end))
 
     def show_videos(self, videos: list[Any]) -> None:
-        self.videos.clear()
-        for v in videos:
-            where = "offline (missing)" if not v.online else str(Path(v.path).parent)
-            item = QTreeWidgetItem([Path(v.path).name, STATE_TEXT.get(v.state, v.state), where])
-            item.setData(0, Qt.ItemDataRole.UserRole, v.path)
-            item.setToolTip(0, v.path)
-            if not v.online:
-                item.setDisabled(True)
-            self.videos.addTopLevelItem(item)
+        self.video_list.show_videos(videos)
 
     def show_hits(self, result: Any) -> None:
         self.hits.clear()
