@@ -50,7 +50,8 @@ class LibraryController(QObject):
         self.panel, self.cache, self.notifier = panel, cache, notifier
         self.doc, self.player, self.open_video = doc, player, open_video
         self.result: Any = None
-        self._workers: list[_Call] = []
+        self._workers: list[_Worker] = []
+        self._thumbs: Any = None  # the results' thumbnail worker
         self._pending: tuple[str, float, float] | None = None
         panel.addFolderRequested.connect(self.add_folder)
         panel.rescanRequested.connect(self.rescan)
@@ -92,7 +93,7 @@ class LibraryController(QObject):
         self._workers.append(worker)
         worker.start()
 
-    def _forget(self, worker: _Call) -> None:
+    def _forget(self, worker: _Worker) -> None:
         if worker in self._workers:
             self._workers.remove(worker)
         worker.deleteLater()
@@ -155,8 +156,28 @@ class LibraryController(QObject):
     def _on_searched(self, result: Any) -> None:
         self.result = result
         self.panel.show_hits(result)
+        self._thumbnails([(row, h.path, h.start) for row, h in enumerate(result.hits)
+                          if h.online])
         self.searched.emit(result)
 
+    def _thumbnails(self, hits: list[tuple[int, str, float]]) -> None:
+        """Each result's picture, decoded off the GUI thread (the last search's only)."""
+        from marlin_desk.gui.hit_thumbnails import HitThumbnails
+
+        if self._thumbs is not None:
+            self._thumbs.cancel()
+        if not hits:
+            return
+        worker = HitThumbnails(hits, parent=self)
+        worker.thumbnail.connect(lambda row, image, w=worker: w is self._thumbs
+                                 and self.panel.set_thumbnail(row, image))
+        worker.finished.connect(lambda w=worker: self._forget(w))
+        self._thumbs = worker
+        self._workers.append(worker)
+        worker.start()
+
     def shutdown(self) -> None:
+        for worker in list(self._workers):
+            worker.cancel()
         for worker in list(self._workers):
             worker.wait(5000)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QIcon, QImage, QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from marlin_desk.gui.hit_thumbnails import THUMB_HEIGHT
 from marlin_desk.gui.panels.library_videos import LibraryVideos
 from marlin_desk.gui.timefmt import count, fmt_time
 
@@ -51,6 +53,7 @@ class LibraryPanel(QWidget):
         self.hits.setAccessibleName("Library results")
         self.hits.setRootIsDecorated(False)
         self.hits.itemActivated.connect(self._hit_activated)
+        self.hits.setIconSize(QSize(72, THUMB_HEIGHT))
         self.video_list = LibraryVideos()
         self.videos = self.video_list.tree
         self.video_list.videoActivated.connect(self.videoActivated)
@@ -83,6 +86,11 @@ class LibraryPanel(QWidget):
 
     def show_videos(self, videos: list[Any]) -> None:
         self.video_list.show_videos(videos)
+
+    def set_thumbnail(self, row: int, image: QImage) -> None:
+        item = self.hits.topLevelItem(row)
+        if item is not None:
+            item.setIcon(0, QIcon(QPixmap.fromImage(image)))
 
     def show_hits(self, result: Any) -> None:
         self.hits.clear()
