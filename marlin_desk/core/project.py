@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,33 +39,44 @@ class Clip:
     end: float
     name: str = ""
     preset: str = "original"
-    source: str = "manual"  # where it came from: event, find, marks, manual
+    source: str = "manual"  # where it came from: event, find, marks, library, manual
     id: str = field(default_factory=new_clip_id)
+    video: str = ""  # another video's absolute path (a library result); "": the project's
 
     @property
     def duration(self) -> float:
         return self.end - self.start
 
     def with_times(self, start: float, end: float) -> Clip:
-        return Clip(start, end, self.name, self.preset, self.source, self.id)
+        return replace(self, start=start, end=end)
 
     def renamed(self, name: str) -> Clip:
-        return Clip(self.start, self.end, name, self.preset, self.source, self.id)
+        return replace(self, name=name)
 
     def with_preset(self, preset: str) -> Clip:
-        return Clip(self.start, self.end, self.name, preset, self.source, self.id)
+        return replace(self, preset=preset)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "start": round_time(self.start),
-                "end": round_time(self.end), "preset": self.preset, "source": self.source}
+    def video_of(self, project_video: str) -> str:
+        """The file this clip is cut from."""
+        return self.video or project_video
+
+    def to_json(self, base: Path | None = None) -> dict[str, Any]:
+        d = {"id": self.id, "name": self.name, "start": round_time(self.start),
+             "end": round_time(self.end), "preset": self.preset, "source": self.source}
+        if self.video:
+            d["video"] = _relative(self.video, base)
+        return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Clip:
+    def from_json(cls, d: dict[str, Any], base: Path | None = None) -> Clip:
         start, end = float(d["start"]), float(d["end"])
         if not end > start >= 0:
             raise ValueError(f"clip times {start}..{end} are not a forward range")
+        video = str(d.get("video") or "")
+        if video and base is not None and not os.path.isabs(video):
+            video = str((base / video).resolve())
         return cls(start, end, str(d.get("name", "")), str(d.get("preset", "original")),
-                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()))
+                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()), video)
 
 
 @dataclass
@@ -86,7 +97,7 @@ class Project:
             "video": {"path": _relative(self.video, base), "fingerprint": self.fingerprint},
             "analysis": self.analysis,
             "events": None if self.events is None else [e.to_json() for e in self.events],
-            "clips": [c.to_json() for c in self.clips],
+            "clips": [c.to_json(base) for c in self.clips],
             "extra": self.extra,
         }
 
@@ -109,7 +120,7 @@ class Project:
                 fingerprint=str(video.get("fingerprint", "")),
                 analysis=d.get("analysis"),
                 events=None if events is None else [Event.from_json(e) for e in events],
-                clips=[Clip.from_json(c) for c in d.get("clips", [])],
+                clips=[Clip.from_json(c, base) for c in d.get("clips", [])],
                 extra=dict(d.get("extra") or {}),
             )
         except (KeyError, TypeError, ValueError) as exc:

@@ -90,14 +90,16 @@ class MainWindow(QMainWindow):
         self.video = VideoController(self.doc, self.player, self.timeline, self.jobs,
                                      self.notifier, self.cache, self)
         self.exports = ExportController(self.doc, self.settings, self.notifier, self.jobs,
-                                        self.clips_panel, self.clips_dock, self, self)
+                                        self.clips_panel, self.clips_dock, self, self,
+                                        cache=self.cache)
         self.views = ViewSync(self.doc, self.player, self.timeline, self.events_panel,
                               self.search_panel, self.clips_panel, self)
         self.dialogs = Dialogs(self, self.settings, self.model_jobs, self.notifier, self)
         self.navigation = Navigation(self.doc, self.player, self.notifier, self)
         self.library = LibraryController(self.library_panel, self.cache, self.notifier,
                                          self.doc, self.player, self.video.opened,
-                                         self.open_video, self.engine, self)
+                                         self.open_video, self.engine, self,
+                                         add_clips=self.edits.add_clips_from_library)
         self.queue = QueueController(self.library_panel.video_list, self.library, self.engine,
                                      self.settings, self.notifier, self.video.opened,
                                      self.model_jobs.ensure_model, self)

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QImage, QPixmap
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -31,6 +32,7 @@ class LibraryPanel(QWidget):
     rescanRequested = Signal()
     searchRequested = Signal(str)
     hitActivated = Signal(str, float, float)  # video path, start, end
+    addHitsRequested = Signal(list)  # rows of the results, to become clips
     videoActivated = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -41,6 +43,9 @@ class LibraryPanel(QWidget):
         self.query.returnPressed.connect(self._search)
         search = QPushButton("Search Library")
         search.clicked.connect(self._search)
+        self.add_hits_button = QPushButton("Add to Clip Bin")
+        self.add_hits_button.setToolTip("The selected results become clips (from any video)")
+        self.add_hits_button.clicked.connect(self._add_hits)
         add = QPushButton("Add Folder…")
         add.clicked.connect(self._add_folder)
         rescan = QPushButton("Rescan")
@@ -52,6 +57,7 @@ class LibraryPanel(QWidget):
         self.hits.setHeaderLabels(["Video", "Start", "End", "What", "From"])
         self.hits.setAccessibleName("Library results")
         self.hits.setRootIsDecorated(False)
+        self.hits.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.hits.itemActivated.connect(self._hit_activated)
         self.hits.setIconSize(QSize(72, THUMB_HEIGHT))
         self.video_list = LibraryVideos()
@@ -60,6 +66,7 @@ class LibraryPanel(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.query, 1)
         row.addWidget(search)
+        row.addWidget(self.add_hits_button)
         buttons = QHBoxLayout()
         buttons.addWidget(add)
         buttons.addWidget(rescan)
@@ -74,6 +81,10 @@ class LibraryPanel(QWidget):
     def _search(self) -> None:
         if self.query.text().strip():
             self.searchRequested.emit(self.query.text().strip())
+
+    def _add_hits(self) -> None:
+        rows = sorted(self.hits.indexOfTopLevelItem(i) for i in self.hits.selectedItems())
+        self.addHitsRequested.emit(rows)
 
     def _add_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Add a folder of videos")
