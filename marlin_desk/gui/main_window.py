@@ -190,6 +190,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.notifier.errorShown.connect(self.errorShown)
         self.model_jobs.analysisFinished.connect(self.analysisFinished)
+        self.model_jobs.analysisFinished.connect(self.library.refresh)  # its state: analysed
         self.model_jobs.findFinished.connect(self.findFinished)
         self.edits.refused.connect(self.notifier.error)
         self.video.loaded.connect(self._on_video_loaded)

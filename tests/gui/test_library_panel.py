@@ -74,6 +74,9 @@ def test_with_the_model_loaded_the_library_refines_in_its_best_windows(
     with qtbot.waitSignal(w.analysisFinished, timeout=180_000):
         w.model_jobs.analyse()
     qtbot.waitUntil(lambda: w.library_panel.videos.topLevelItemCount() == 1, timeout=30_000)
+    # the analysis made in the window shows in the library's list too
+    qtbot.waitUntil(lambda: w.library_panel.videos.topLevelItem(0).text(1) == "analysed",
+                    timeout=30_000)
     with qtbot.waitSignal(w.library.searched, timeout=180_000):
         w.library.search("the blue screen")
     best = w.library.result.hits[0]

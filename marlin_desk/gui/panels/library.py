@@ -60,6 +60,7 @@ class LibraryPanel(QWidget):
         self.hits.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.hits.itemActivated.connect(self._hit_activated)
         self.hits.setIconSize(QSize(72, THUMB_HEIGHT))
+        self.hits.setColumnWidth(0, 72 + 140)  # the picture and the file's name beside it
         self.video_list = LibraryVideos()
         self.videos = self.video_list.tree
         self.video_list.videoActivated.connect(self.videoActivated)
