@@ -40,6 +40,9 @@ _CLINGING = {"a", "an", "the", "of", "to", "in", "on", "at", "for", "with", "fro
              "your", "his", "her", "our", "their", "its", "this", "these", "those", "and", "or",
              "but", "i", "we", "you", "is", "are", "was", "very"}
 
+# More than the 2-frame gap at 23.976 fps and up: room a phrase needs beyond what build_cues keeps.
+_FLASH_GUARD = 0.1
+
 Fits = Callable[[Sequence[str]], bool]
 
 
@@ -146,12 +149,14 @@ def lines_for(texts: Sequence[str], width: int, max_lines: int) -> list[list[str
 
 def split_phrases(words: Sequence[Word], fits: Fits, *, max_duration: float,
                   max_words: int | None = None, min_chars: int = 12,
-                  max_pause: float = MAX_PAUSE) -> list[Phrase]:
+                  min_seconds: float = 0.0, max_pause: float = MAX_PAUSE) -> list[Phrase]:
     """The cheapest grouping of `words` (clean_words order) into phrases that `fits` accepts,
     each spoken within `max_duration` seconds and with no pause of `max_pause` inside.
 
     A single word is always a phrase, even one that does not fit (the layout cuts it).
-    `min_chars`: phrases shorter than this cost more (a lone "and" flashing by).
+    `min_chars`: phrases shorter than this cost more (a lone "and" flashing by);
+    `min_seconds`: a phrase that cannot stay up this long before the next one starts costs much
+    more (the timing rules would drop it as a flash, and its words with it).
     """
     n = len(words)
     if n == 0:
@@ -174,6 +179,8 @@ def split_phrases(words: Sequence[Word], fits: Fits, *, max_duration: float,
                     break
             chars = len(" ".join(texts[i:j]))
             cost = best[i] + 1.0 + inner + 2.0 * max(0.0, 1.0 - chars / min_chars)
+            if j < n and words[j].start - words[i].start < min_seconds:
+                cost += 50.0
             if i > 0:
                 cost += breaks[i - 1]
             if cost < best[j]:
@@ -201,7 +208,8 @@ def speech_cues(words: Iterable[Word], style: SubtitleStyle | None = None, *,
     style = style or SubtitleStyle()
     width, lines = style.max_chars_per_line, style.max_lines
     phrases = split_phrases(clean_words(words), layout_fits(width, lines),
-                            max_duration=style.max_duration, min_chars=width // 2)
+                            max_duration=style.max_duration, min_chars=width // 2,
+                            min_seconds=_FLASH_GUARD + min(style.min_visible, style.min_duration))
     cues = build_cues([Event(p.start, p.end, p.text) for p in phrases], style, fps=fps,
                       limit=limit)
     # build_cues balances lines by length alone; speech reads better broken where it pauses.

@@ -98,12 +98,15 @@ def clip_tracks(source: str, start: float, duration: float, style: SubtitleStyle
     return tracks
 
 
+def sidecar_suffix(kind: str, fmt: str, several: bool) -> str:
+    """`.srt`; with two tracks the events get `.events.srt` (the speech keeps the plain name,
+    which players load by themselves)."""
+    return f".events.{fmt}" if several and kind == "events" else f".{fmt}"
+
+
 def sidecar_path(clip_path: Path, kind: str, fmt: str, several: bool) -> Path:
-    """`clip.srt`; with two tracks the events get `clip.events.srt` (the speech keeps the
-    plain name, which players load by themselves)."""
-    if several and kind == "events":
-        return clip_path.with_suffix(f".events.{fmt}")
-    return clip_path.with_suffix(f".{fmt}")
+    """The subtitle file beside a clip: `clip.srt`, or `clip.events.srt` (sidecar_suffix)."""
+    return clip_path.with_name(clip_path.stem + sidecar_suffix(kind, fmt, several))
 
 
 def empty_note(tracks: Sequence[Track]) -> str:
