@@ -34,8 +34,8 @@ def test_one_event_per_spoken_word_with_that_word_lit(name: str) -> None:
     subs = pysubs2.SSAFile.from_string(captions_ass(words, 1080, 1920, style, duration=6.0))
     assert (subs.info["PlayResX"], subs.info["PlayResY"]) == ("1080", "1920")
     assert len(subs) == len(words)  # one state per word, none empty
-    lit = "&H{}{}{}&".format(style.highlight_colour[4:6], style.highlight_colour[2:4],
-                             style.highlight_colour[0:2])
+    rgb = style.highlight_colour
+    lit = f"&H{rgb[4:6]}{rgb[2:4]}{rgb[0:2]}&"
     for ev, word in zip(subs, words, strict=True):
         assert ev.start == round(word.start * 1000)  # lit when it is said
         assert ev.end <= 6000

@@ -15,10 +15,10 @@ from marlin_desk.media.subtitles import SubtitleStyle, render
 STYLE = SubtitleStyle()
 
 
-def words_of(text: str, start: float = 0.0, step: float = 0.3, pauses: dict[int, float] = {},
-             ) -> list[Word]:
+def words_of(text: str, start: float = 0.0, step: float = 0.3,
+             pauses: dict[int, float] | None = None) -> list[Word]:
     """Words of `text`, one every `step` seconds, with extra silence before word i."""
-    out, t = [], start
+    out, t, pauses = [], start, pauses or {}
     for i, token in enumerate(text.split()):
         t += pauses.get(i, 0.0)
         out.append(Word(t, t + step * 0.9, " " + token))
@@ -93,7 +93,8 @@ def test_a_long_pause_ends_a_cue() -> None:
 
 
 def test_two_lines_break_at_a_natural_place() -> None:
-    lines = lines_for("and I will show you how the captions follow every word.".split(), 42, 2)
+    text = "and I will show you how the captions follow every word."
+    lines = lines_for(text.split(" "), 42, 2)
     assert [" ".join(x) for x in lines] == ["and I will show you",
                                             "how the captions follow every word."]
 
