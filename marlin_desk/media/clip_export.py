@@ -49,7 +49,7 @@ from marlin_desk.media.audio import (
     plan_audio,
     with_loudnorm,
 )
-from marlin_desk.media.captions import clip_captions_ass
+from marlin_desk.media.clip_subtitles import ClipSources, notes, work_files, write_sidecars
 from marlin_desk.media.encoders import (
     Encoder,
     choose_encoder,
@@ -91,17 +91,13 @@ from marlin_desk.media.subtitle_sources import (
     SoftTrack,
     check_inputs,
     clip_tracks,
-    empty_note,
     sidecar_path,
     soft_track_args,
 )
 from marlin_desk.media.subtitles import (
     SubtitleStyle,
-    burn_in_ass,
-    burn_style_for,
     render,
     write_new_file,
-    write_text_file,
 )
 
 __all__ = [  # the spec types live in export_spec; importing them from here keeps working
@@ -272,7 +268,7 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
     except OSError as exc:
         raise BadInput(f"cannot create the output folder {out_dir}: "
                        f"{exc.strerror or exc}") from None
-    job = _Job(video, info, binary, options, index, events, transcript, out_dir,
+    job = _Job(video, info, binary, options, index, ClipSources(events, transcript), out_dir,
                _Rising(on_progress), cancel)
     fallback = None
     if spec.mode == "smart":
@@ -302,12 +298,10 @@ class _Job:
     binary: FFmpegBinary
     options: ExportOptions
     index: int
-    events: Sequence[Event] | None
-    transcript: Transcript | None
+    sources: ClipSources
     out_dir: Path
     on_progress: Callable[[float], None]
     cancel: CancelToken | None
-    note: str = ""  # why a subtitle source gave nothing for this clip
 
     def write(self, spec: ClipSpec, mode: Mode, smart: SmartPlan | None = None) -> ExportResult:
         """Write the clip in `mode` (smart needs its plan) and place it under its final name."""
@@ -322,13 +316,14 @@ class _Job:
             end=plan.real_start + plan.duration, preset=spec.preset, mode=mode, ext=plan.ext)
         tmp = temp_name(final, secrets.token_hex(4))
         fps = float(plan.fps) if plan.fps else (info.fps or 24.0)
-        style = options.subtitle_style
         details = None
         used: Encoder | None = None
         audio = self._audio(spec, plan)
         try:
             with tempfile.TemporaryDirectory(prefix="marlin-export-") as work:
-                soft, burn = self._subtitle_files(spec, plan, Path(work), fps)
+                files = work_files(spec, options, self.sources, plan.real_start,
+                                   plan.duration, output_size(info, spec), fps, Path(work))
+                soft, burn = files.soft, files.burn
                 if smart is not None:
                     details = write_smart(
                         self.binary, self.video, smart, info, get_preset(spec.preset), tmp,
@@ -353,15 +348,11 @@ class _Job:
         result = ExportResult(self.index, spec, "done", path, plan.real_start, real_duration,
                               mode_used=mode, smart=details,
                               encoder=None if used is None else used.to_json(),
-                              audio=audio_json, subtitle_note=self.note)
-        if spec.subtitles in ("srt", "vtt"):
-            tracks = clip_tracks(options.subtitle_source, plan.real_start, real_duration, style,
-                                 fps, events=self.events, transcript=self.transcript)
-            result.subtitle_paths = [
-                write_new_file(sidecar_path(path, t.kind, spec.subtitles, len(tracks) > 1),
-                               render(t.cues, spec.subtitles)) for t in tracks if t.cues]
-            result.subtitle_path = next(iter(result.subtitle_paths), None)
-            result.subtitle_note = empty_note(tracks)
+                              audio=audio_json)
+        sidecars, note = write_sidecars(spec, options, self.sources, path, plan.real_start,
+                                        real_duration, fps)
+        result.subtitle_paths, result.subtitle_path = sidecars, next(iter(sidecars), None)
+        result.subtitle_note = notes(files.note, note)
         return result
 
     def _audio(self, spec: ClipSpec, plan: ClipPlan) -> AudioPlan:
@@ -415,38 +406,6 @@ class _Job:
                                 audio=audio)
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         return encoder
-
-    def _subtitle_files(self, spec: ClipSpec, plan: ClipPlan, work: Path,
-                        fps: float) -> tuple[list[SoftTrack], Path | None]:
-        """(soft subtitle tracks, the ASS to burn in) written in `work` for this clip, as
-        asked; self.note says which source had nothing in the clip."""
-        self.note = ""
-        style, source = self.options.subtitle_style, self.options.subtitle_source
-        w, h = output_size(self.info, spec)
-        burn = work / "burn.ass"
-        if spec.captions is not None:
-            write_text_file(burn, clip_captions_ass(self.transcript or Transcript(None),
-                                                    plan.real_start, plan.duration, w, h,
-                                                    spec.captions))
-        if spec.subtitles not in ("soft", "burn"):
-            return [], burn if spec.captions is not None else None
-        if spec.subtitles == "soft":
-            tracks = clip_tracks(source, plan.real_start, plan.duration, style, fps,
-                                 events=self.events, transcript=self.transcript)
-            self.note = empty_note(tracks)
-            soft = []
-            for t in tracks:
-                if t.cues:
-                    soft.append(SoftTrack(work / f"soft-{t.kind}.srt", t.title))
-                    write_text_file(soft[-1].path, render(t.cues, "srt"))
-            return soft, burn if spec.captions is not None else None
-        burn_rules = burn_style_for(style, w, h, self.options.burn_style)
-        (track,) = clip_tracks(source, plan.real_start, plan.duration, burn_rules, fps,
-                               events=self.events, transcript=self.transcript)
-        self.note = empty_note([track])
-        write_text_file(burn, burn_in_ass(track.cues, w, h, self.options.burn_style,
-                                          burn_rules.max_chars_per_line))
-        return [], burn
 
 
 class _Rising:

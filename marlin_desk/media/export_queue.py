@@ -158,10 +158,11 @@ class ExportQueue:
 def export_clips(video: str | os.PathLike[str], clips: Sequence[ClipSpec],
                  options: ExportOptions, *, events: Sequence[Event] | None = None,
                  on_progress: ProgressFn | None = None,
-                 cancel: threading.Event | None = None) -> list[ExportResult]:
+                 cancel: threading.Event | None = None,
+                 transcript: Transcript | None = None) -> list[ExportResult]:
     """One-call batch export; setting `cancel` (from any thread) cancels everything left."""
     return ExportQueue(video, clips, options, events=events, on_progress=on_progress,
-                       cancel=cancel).run()
+                       cancel=cancel, transcript=transcript).run()
 
 
 class _EitherSet:
