@@ -8,6 +8,7 @@ strictest of the published guides for 1080x1920: Meta's Reels guide keeps the to
 bottom 35% clear (the caption, the audio bar and ad buttons) and 6% on each side; TikTok's
 overlays cover about the top 250 px (13%), the bottom 420 px (22%) and a column of about 170 px
 (16%) on the right. Captions are centred, so the 16% right margin applies to both sides.
+Landscape and square frames keep the title-safe margins (TITLE_SAFE).
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ class SafeArea:
 
 
 SAFE_AREA = SafeArea()
+# Landscape and square frames have no app buttons over them: the classic title-safe area (the
+# central 80% of width and height, SMPTE RP 27.3) keeps text clear of the edges of any screen.
+TITLE_SAFE = SafeArea(top=0.1, bottom=0.1, left=0.1, right=0.1)
+
+
+def safe_area_for(width: int, height: int) -> SafeArea:
+    """The platforms' safe area on vertical frames, title-safe on the others."""
+    return SAFE_AREA if height > width else TITLE_SAFE
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ to the millisecond. Every event of a phrase has the same text and line breaks, s
 it out identically and nothing jumps; only colours change.
 
 The document is sized to the output frame (PlayResX/Y = its pixels) and placed inside the safe
-area (caption_styles.SAFE_AREA): centred, the bottom line on the safe area's bottom edge, lines
-broken by us (WrapStyle 2: libass never wraps), the font made smaller for a phrase whose longest
-line would be wider than the safe area.
+area (caption_styles.safe_area_for: the platforms' on 9:16, title-safe on other frames):
+centred, the bottom line on the safe area's bottom edge, lines broken by us (WrapStyle 2:
+libass never wraps), the font made smaller for a phrase whose longest line would be wider than
+the safe area.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from dataclasses import dataclass
 import pysubs2
 
 from marlin_desk.core.transcript import Transcript, Word
-from marlin_desk.media.caption_styles import SAFE_AREA, CaptionStyle, SafeArea, get_caption_style
+from marlin_desk.media.caption_styles import (
+    CaptionStyle,
+    SafeArea,
+    get_caption_style,
+    safe_area_for,
+)
 from marlin_desk.media.speech_cues import (
     Phrase,
     clean_words,
@@ -105,13 +111,13 @@ def caption_events(words: Sequence[Word], style: CaptionStyle, *,
 
 
 def captions_ass(words: Sequence[Word], width: int, height: int, style: CaptionStyle, *,
-                 duration: float | None = None, safe: SafeArea = SAFE_AREA) -> str:
+                 duration: float | None = None, safe: SafeArea | None = None) -> str:
     """The ASS document of karaoke captions for `words` (seconds from the frame's time 0) on a
-    `width` x `height` output frame."""
+    `width` x `height` output frame, inside `safe` (default: safe_area_for the frame)."""
     subs = pysubs2.SSAFile()
     subs.info.update({"PlayResX": str(width), "PlayResY": str(height),
                       "ScaledBorderAndShadow": "yes", "WrapStyle": "2"})
-    left, _top, right, bottom = safe.box(width, height)
+    left, _top, right, bottom = (safe or safe_area_for(width, height)).box(width, height)
     size = round(height * style.font_height)
     subs.styles["Default"] = _ass_style(style, size)
     x, y = width // 2, round(bottom - height * style.lift - size * style.outline)
@@ -184,10 +190,15 @@ def _ass_style(style: CaptionStyle, size: int) -> pysubs2.SSAStyle:
     def rgb(hex_: str, alpha: int = 0) -> pysubs2.Color:
         return pysubs2.Color(int(hex_[0:2], 16), int(hex_[2:4], 16), int(hex_[4:6], 16), alpha)
 
+    # A box is libass's BorderStyle 4: one box behind the whole event, in the back colour,
+    # padded by the shadow size. BorderStyle 3 boxes every run of text separately, so a
+    # translucent box turns darker wherever a colour change splits a line.
     return pysubs2.SSAStyle(
         fontname=style.font, fontsize=size, bold=style.bold,
         primarycolor=rgb(style.text_colour), secondarycolor=rgb(style.highlight_colour),
-        outlinecolor=rgb(style.outline_colour, style.box_alpha if style.box else 0),
-        backcolor=rgb("000000", 0x80), outline=round(size * style.outline, 1),
-        shadow=round(size * style.shadow, 1), borderstyle=3 if style.box else 1,
+        outlinecolor=rgb(style.outline_colour),
+        backcolor=rgb(style.outline_colour, style.box_alpha) if style.box else rgb("000000", 0x80),
+        outline=0.0 if style.box else round(size * style.outline, 1),
+        shadow=round(size * (style.outline if style.box else style.shadow), 1),
+        borderstyle=4 if style.box else 1,
         alignment=pysubs2.Alignment.BOTTOM_CENTER, marginl=0, marginr=0, marginv=0)

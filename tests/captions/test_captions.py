@@ -131,3 +131,37 @@ def _track(path: Path, index: int) -> pysubs2.SSAFile:
                           f"0:s:{index}", "-f", "srt", "-"], capture_output=True, text=True,
                          check=True).stdout
     return pysubs2.SSAFile.from_string(srt)
+
+
+def test_landscape_captions_sit_low_in_the_title_safe_area() -> None:
+    ass = captions_ass(_words("a wide frame"), 1920, 1080, CAPTION_STYLES["bold"])
+    ev = pysubs2.SSAFile.from_string(ass)[0]
+    y = int(ev.text.split(r"\pos(")[1].split(")")[0].split(",")[1])
+    assert 0.8 * 1080 < y <= 0.9 * 1080  # the bottom of the central 80%, not mid-frame
+
+
+def test_sources_default_to_speech_and_say_what_is_missing() -> None:
+    from marlin_desk.media.subtitle_sources import check_inputs, default_subtitle_source
+
+    assert default_subtitle_source(True) == "speech"
+    assert default_subtitle_source(False) == "events"
+    check_inputs("srt", "both", "bold", has_events=True, has_transcript=True)
+    with pytest.raises(BadInput, match="need a transcript"):
+        check_inputs("soft", "both", None, has_events=True, has_transcript=False)
+    with pytest.raises(BadInput, match="analysis"):
+        check_inputs("srt", "events", None, has_events=False, has_transcript=True)
+    with pytest.raises(BadInput, match="one source"):
+        check_inputs("burn", "both", None, has_events=True, has_transcript=True)
+    with pytest.raises(BadInput, match="cover each other"):
+        check_inputs("burn", "speech", "pop", has_events=True, has_transcript=True)
+
+
+def test_burned_speech_subtitles(talking: Talking, out_dir: Path) -> None:
+    r = export_clip(talking.video, ClipSpec(1.0, 3.0, subtitles="burn"),
+                    ExportOptions(out_dir, subtitle_source="speech"),
+                    transcript=talking.transcript)
+    assert r.mode_used == "exact" and "burned subtitles" in (r.fallback or "")
+    (img,) = _rgb_frames(r.path, [0.5])
+    text = np.abs(img - np.array(BACKGROUND)).max(axis=2) > 48
+    assert text[int(240 * 0.6):].sum() > 200  # the speech at the bottom of the 320x240 frame
+    assert text[:int(240 * 0.5)].sum() == 0
