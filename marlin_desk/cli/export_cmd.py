@@ -478,6 +478,11 @@ def run_subtitles(args: argparse.Namespace) -> int:
         tracks = clip_tracks(chosen, 0.0, info.duration, _style(args), info.fps, events=events,
                              transcript=transcript)
         several = len(tracks) > 1
+        for t in tracks:
+            if not t.cues:
+                why = (transcript.note if t.kind == "speech" and transcript and transcript.note
+                       else f"nothing to show from the {t.kind}")
+                progress(f"the {t.title.lower()} subtitles are empty: {why}")
         files = [(sidecar_suffix(t.kind, args.format, several), render(t.cues, args.format),
                   len(t.cues), t.kind) for t in tracks]
     if args.out == "-":
