@@ -110,35 +110,83 @@ def caption_events(words: Sequence[Word], style: CaptionStyle, *,
     return out
 
 
-def captions_ass(words: Sequence[Word], width: int, height: int, style: CaptionStyle, *,
-                 duration: float | None = None, safe: SafeArea | None = None) -> str:
-    """The ASS document of karaoke captions for `words` (seconds from the frame's time 0) on a
-    `width` x `height` output frame, inside `safe` (default: safe_area_for the frame)."""
-    subs = pysubs2.SSAFile()
-    subs.info.update({"PlayResX": str(width), "PlayResY": str(height),
-                      "ScaledBorderAndShadow": "yes", "WrapStyle": "2"})
+@dataclass(frozen=True)
+class CaptionRun:
+    """One word as shown: its text (upper case for such styles) and colour (RGB hex)."""
+
+    text: str
+    colour: str
+    lit: bool  # the word being said
+
+
+@dataclass(frozen=True)
+class CaptionFrame:
+    """What is on screen from `start_ms` to `end_ms`: lines of words, the block's bottom centre
+    at (x, y) in output pixels, in the style's font at `font_px`. The ASS and a preview drawn
+    by the app both come from these."""
+
+    start_ms: int
+    end_ms: int
+    lines: tuple[tuple[CaptionRun, ...], ...]
+    font_px: int
+    x: int
+    y: int
+
+
+def caption_frames(words: Sequence[Word], width: int, height: int, style: CaptionStyle, *,
+                   duration: float | None = None,
+                   safe: SafeArea | None = None) -> list[CaptionFrame]:
+    """The laid-out captions of `words` (seconds from the frame's time 0) on a `width` x
+    `height` output frame, inside `safe` (default: safe_area_for the frame)."""
     left, _top, right, bottom = (safe or safe_area_for(width, height)).box(width, height)
     size = round(height * style.font_height)
-    subs.styles["Default"] = _ass_style(style, size)
     x, y = width // 2, round(bottom - height * style.lift - size * style.outline)
-    room = right - left
     layouts: dict[int, tuple[list[list[int]], int]] = {}
+    out = []
     for ev in caption_events(words, style, duration=duration):
         key = id(ev.phrase)
         if key not in layouts:  # one layout and size per phrase: its states must not jump
             lines = _lines(ev.phrase, style)
             widest = max(text_em(" ".join(_display(ev.phrase.texts[i], style) for i in line),
                                  style.bold) for line in lines)
-            layouts[key] = lines, min(size, math.floor(room / (widest + 2 * style.outline)))
+            fitted = min(size, math.floor((right - left) / (widest + 2 * style.outline)))
+            layouts[key] = lines, fitted
         lines, fitted = layouts[key]
-        subs.append(pysubs2.SSAEvent(start=ev.start_ms, end=ev.end_ms,
-                                     text=_event_text(ev, lines, style, fitted, size, x, y)))
+        runs = tuple(tuple(_run(ev, i, style) for i in line) for line in lines)
+        out.append(CaptionFrame(ev.start_ms, ev.end_ms, runs, fitted, x, y))
+    return out
+
+
+def frame_at(frames: Sequence[CaptionFrame], ms: int) -> CaptionFrame | None:
+    """The caption on screen at `ms` (a preview's current time), if any."""
+    return next((f for f in frames if f.start_ms <= ms < f.end_ms), None)
+
+
+def captions_ass(words: Sequence[Word], width: int, height: int, style: CaptionStyle, *,
+                 duration: float | None = None, safe: SafeArea | None = None) -> str:
+    """The ASS document of caption_frames, for FFmpeg's `subtitles` filter."""
+    subs = pysubs2.SSAFile()
+    subs.info.update({"PlayResX": str(width), "PlayResY": str(height),
+                      "ScaledBorderAndShadow": "yes", "WrapStyle": "2"})
+    size = round(height * style.font_height)
+    subs.styles["Default"] = _ass_style(style, size)
+    for frame in caption_frames(words, width, height, style, duration=duration, safe=safe):
+        subs.append(pysubs2.SSAEvent(start=frame.start_ms, end=frame.end_ms,
+                                     text=_event_text(frame, style, size)))
     return subs.to_string("ass")
+
+
+def clip_caption_frames(transcript: Transcript, start: float, duration: float, width: int,
+                        height: int, style: str | CaptionStyle) -> list[CaptionFrame]:
+    """A clip's laid-out captions (clip time): what the app's preview draws."""
+    chosen = get_caption_style(style) if isinstance(style, str) else style
+    return caption_frames(clip_words(transcript.words, start, duration), width, height, chosen,
+                          duration=duration)
 
 
 def clip_captions_ass(transcript: Transcript, start: float, duration: float, width: int,
                       height: int, style: str | CaptionStyle) -> str:
-    """The ASS of a clip's captions (clip time), for the export and the app's preview alike."""
+    """The ASS of a clip's captions (clip time), for the export (or a preview through FFmpeg)."""
     chosen = get_caption_style(style) if isinstance(style, str) else style
     return captions_ass(clip_words(transcript.words, start, duration), width, height, chosen,
                         duration=duration)
@@ -160,30 +208,34 @@ def _lines(phrase: Phrase, style: CaptionStyle) -> list[list[int]]:
     return out
 
 
+def _run(ev: CaptionEvent, i: int, style: CaptionStyle) -> CaptionRun:
+    if i == ev.active:
+        colour = style.highlight_colour
+    elif i > ev.active and style.upcoming_colour:
+        colour = style.upcoming_colour
+    else:
+        colour = style.text_colour
+    return CaptionRun(_display(ev.phrase.texts[i], style), colour, i == ev.active)
+
+
 def _colour(rgb: str) -> str:
     """ASS inline colour: &HBBGGRR&."""
     return f"&H{rgb[4:6]}{rgb[2:4]}{rgb[0:2]}&"
 
 
-def _event_text(ev: CaptionEvent, lines: list[list[int]], style: CaptionStyle, fitted: int,
-                size: int, x: int, y: int) -> str:
-    head = rf"{{\an2\pos({x},{y})" + (rf"\fs{fitted}" if fitted != size else "") + "}"
-    out = []
-    for line in lines:
+def _event_text(frame: CaptionFrame, style: CaptionStyle, size: int) -> str:
+    head = rf"{{\an2\pos({frame.x},{frame.y})"
+    head += (rf"\fs{frame.font_px}" if frame.font_px != size else "") + "}"
+    lines = []
+    for line in frame.lines:
         parts = []
-        for i in line:
-            text = _display(ev.phrase.texts[i], style)
-            if i == ev.active:
-                tag = rf"\1c{_colour(style.highlight_colour)}"
-                if style.pop:
-                    tag += r"\fscx80\fscy80\t(0,100,\fscx100\fscy100)"
-            elif i > ev.active and style.upcoming_colour:
-                tag = rf"\1c{_colour(style.upcoming_colour)}"
-            else:
-                tag = rf"\1c{_colour(style.text_colour)}"
-            parts.append(f"{{{tag}}}{text}")
-        out.append(" ".join(parts))
-    return head + r"\N".join(out)
+        for run in line:
+            tag = rf"\1c{_colour(run.colour)}"
+            if run.lit and style.pop:
+                tag += r"\fscx80\fscy80\t(0,100,\fscx100\fscy100)"
+            parts.append(f"{{{tag}}}{run.text}")
+        lines.append(" ".join(parts))
+    return head + r"\N".join(lines)
 
 
 def _ass_style(style: CaptionStyle, size: int) -> pysubs2.SSAStyle:

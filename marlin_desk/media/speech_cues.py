@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from marlin_desk.core.timeline import Event
 from marlin_desk.core.transcript import Word
-from marlin_desk.media.subtitles import Cue, SubtitleStyle, build_cues
+from marlin_desk.media.subtitles import Cue, SubtitleStyle, build_cues, gap_ms
 
 # Words further apart than this never share a phrase: the speaker stopped.
 MAX_PAUSE = 1.0
@@ -39,9 +39,6 @@ _CONJUNCTIONS = {"and", "but", "or", "so", "because", "which", "that", "who", "w
 _CLINGING = {"a", "an", "the", "of", "to", "in", "on", "at", "for", "with", "from", "by", "my",
              "your", "his", "her", "our", "their", "its", "this", "these", "those", "and", "or",
              "but", "i", "we", "you", "is", "are", "was", "very"}
-
-# More than the 2-frame gap at 23.976 fps and up: room a phrase needs beyond what build_cues keeps.
-_FLASH_GUARD = 0.1
 
 Fits = Callable[[Sequence[str]], bool]
 
@@ -207,11 +204,18 @@ def speech_cues(words: Iterable[Word], style: SubtitleStyle | None = None, *,
     """Subtitle cues of the words (seconds, video or clip time) under the timing rules."""
     style = style or SubtitleStyle()
     width, lines = style.max_chars_per_line, style.max_lines
+    gap = gap_ms(style, fps) / 1000
+    visible = min(style.min_visible, style.min_duration)
     phrases = split_phrases(clean_words(words), layout_fits(width, lines),
                             max_duration=style.max_duration, min_chars=width // 2,
-                            min_seconds=_FLASH_GUARD + min(style.min_visible, style.min_duration))
-    cues = build_cues([Event(p.start, p.end, p.text) for p in phrases], style, fps=fps,
-                      limit=limit)
+                            min_seconds=visible + gap + 0.01)
+    # Phrases end before the next one starts by the 2-frame gap: speech runs on without one,
+    # and build_cues would rather delay (and maybe drop) a later cue than cut a short one. A
+    # word Whisper gave no length still gets a cue (build_cues then holds it for the minimum).
+    events = [Event(p.start, max(p.start + 0.001,
+                                 min(p.end, nxt.start - gap - 0.001) if nxt else p.end), p.text)
+              for p, nxt in zip(phrases, [*phrases[1:], None], strict=True)]
+    cues = build_cues(events, style, fps=fps, limit=limit)
     # build_cues balances lines by length alone; speech reads better broken where it pauses.
     out = []
     for cue in cues:

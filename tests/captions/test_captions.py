@@ -16,7 +16,12 @@ from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event
 from marlin_desk.core.transcript import Word
 from marlin_desk.media.caption_styles import CAPTION_STYLES, SAFE_AREA
-from marlin_desk.media.captions import captions_ass, clip_captions_ass
+from marlin_desk.media.captions import (
+    caption_frames,
+    captions_ass,
+    clip_captions_ass,
+    frame_at,
+)
 from marlin_desk.media.clip_export import ClipSpec, ExportOptions, export_clip
 from marlin_desk.media.ffmpeg_bin import find_ffmpeg
 
@@ -47,6 +52,14 @@ def test_one_event_per_spoken_word_with_that_word_lit(name: str) -> None:
         assert len(shown) <= style.max_words
     for a, b in zip(subs, subs[1:], strict=False):
         assert a.end <= b.start  # never two states at once
+    # The layout the app's preview draws is the one the ASS was written from.
+    frames = caption_frames(words, 1080, 1920, style, duration=6.0)
+    assert [(f.start_ms, f.end_ms) for f in frames] == [(e.start, e.end) for e in subs]
+    for frame, word in zip(frames, words, strict=True):
+        (lit,) = [r for line in frame.lines for r in line if r.lit]
+        assert lit.text.upper() == word.text.strip().upper()
+        assert lit.colour == style.highlight_colour
+        assert frame_at(frames, frame.start_ms) == frame
 
 
 def test_unknown_style_is_a_plain_error() -> None:

@@ -26,11 +26,12 @@ def words_of(text: str, start: float = 0.0, step: float = 0.3,
     return out
 
 
-# Realistic speech: words of 1-12 letters, some with punctuation, 0.08-0.8 s long, pauses
-# between them from none to 1.5 s.
+# Realistic speech: words of 1-12 letters, some with punctuation, 0-0.8 s long (Whisper gives
+# some words no length), pauses between them from none to 1.5 s.
 TOKENS = st.tuples(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12),
                    st.sampled_from(["", "", "", "", ",", ".", "?", "!", ";"]),
-                   st.floats(0.08, 0.8), st.sampled_from([0.0, 0.0, 0.0, 0.05, 0.2, 0.4, 1.5]))
+                   st.one_of(st.just(0.0), st.floats(0.02, 0.8)),
+                   st.sampled_from([0.0, 0.0, 0.0, 0.05, 0.2, 0.4, 1.5]))
 SPEECH = st.lists(TOKENS, min_size=1, max_size=80)
 
 
@@ -43,7 +44,7 @@ def _speech(tokens: list[tuple[str, str, float, float]]) -> list[Word]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(SPEECH, st.sampled_from([23.976, 25.0, 30.0, 60.0]))
 def test_speech_cues_obey_the_rules_and_keep_every_word(tokens, fps) -> None:
     words = _speech(tokens)
