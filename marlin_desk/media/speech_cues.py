@@ -107,7 +107,7 @@ def text_break_cost(text: str, next_text: str) -> float:
         return 1.5
     if next_text.strip().lower().strip(",.") in _CONJUNCTIONS:
         return 3.0
-    return 10.0 if text.strip().lower() in _CLINGING else 6.0
+    return 14.0 if text.strip().lower() in _CLINGING else 6.0
 
 
 def _break_cost(word: Word, nxt: Word) -> float:
