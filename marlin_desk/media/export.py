@@ -9,7 +9,8 @@
 Subtitles of what is said: pass `transcript=` to ExportQueue, choose the source with
 `ExportOptions(subtitle_source=default_subtitle_source(transcript is not None))` (speech, events
 or both) and burned karaoke captions with `ClipSpec(..., captions="bold")` (CAPTION_STYLES);
-`clip_captions_ass` renders a clip's captions for a preview (docs/captions.md).
+`clip_caption_frames` / `clip_captions_ass` lay out a clip's captions for a preview
+(docs/captions.md).
 
 Modes (MODES, MODE_LABELS, default_mode(preset): the one vocabulary for the CLI and the GUI):
 `smart` (the default for the original preset) re-encodes only up to the first keyframe and
@@ -26,7 +27,13 @@ from marlin_desk.media.caption_styles import (
     SAFE_AREA,
     CaptionStyle,
 )
-from marlin_desk.media.captions import clip_captions_ass
+from marlin_desk.media.captions import (
+    CaptionFrame,
+    caption_frames,
+    clip_caption_frames,
+    clip_captions_ass,
+    frame_at,
+)
 from marlin_desk.media.chapters import Chapter, format_chapters, youtube_chapters
 from marlin_desk.media.clip_export import (
     DEFAULT_MODE,
@@ -64,8 +71,9 @@ from marlin_desk.media.subtitles import (
 
 __all__ = [
     "CAPTION_STYLES", "CAPTION_STYLE_NAMES", "DEFAULT_CAPTION_STYLE", "SAFE_AREA",
-    "SOURCE_LABELS", "SUBTITLE_SOURCES", "CaptionStyle", "clip_captions_ass",
-    "default_subtitle_source", "speech_cues",
+    "SOURCE_LABELS", "SUBTITLE_SOURCES", "CaptionFrame", "CaptionStyle", "caption_frames",
+    "clip_caption_frames", "clip_captions_ass", "default_subtitle_source", "frame_at",
+    "speech_cues",
     "DEFAULT_MODE", "DEFAULT_TEMPLATE", "FILLS", "MODES", "MODE_LABELS", "PRESETS",
     "SUBTITLE_MODES", "default_mode",
     "BurnStyle", "Chapter", "ClipSpec", "Cue", "ExportOptions", "ExportQueue", "ExportResult",
