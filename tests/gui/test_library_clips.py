@@ -77,3 +77,14 @@ def test_results_of_two_videos_in_one_bin_export_from_their_own_files(
 
     saved = projfile.load(projfile.save(w.project.current(), tmp_path / "p" / "bin.marlin"))
     assert [c.video for c in saved.clips] == [c.video for c in w.doc.clips]
+
+    # the NLE hand-off takes both: each subclip references its own file
+    from urllib.parse import unquote
+
+    import opentimelineio as otio
+
+    w.exports.handoff("otio", str(tmp_path / "cut.otio"))
+    qtbot.waitUntil(lambda: w.exports.handoff_result is not None, timeout=30_000)
+    timeline = otio.adapters.read_from_file(str(w.exports.handoff_result.path))
+    names = {Path(unquote(c.media_reference.target_url)).name for c in timeline.find_clips()}
+    assert names == {red.name, blue.name}

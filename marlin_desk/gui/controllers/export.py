@@ -186,16 +186,7 @@ class ExportController(QObject):
 
         self.settings.set("handoff_target", target)
         searches = [SearchHit(self.doc.query, s) for s in self.doc.results]
-        own = [c for c in self.doc.clips if c.video_of(self.doc.video) == self.doc.video]
-        if len(own) < len(self.doc.clips):  # a timeline of one source: say what stays out
-            self.notifier.transient(
-                f"{count(len(self.doc.clips) - len(own), 'clip')} from other videos left out of "
-                "the timeline: export them as files instead.", 10_000)
-        if not own:
-            self.notifier.error("Every clip in the bin is from another video: open that video "
-                                "to hand its clips to an NLE, or export them as files.")
-            return
-        worker = HandoffWorker(self.doc.video, target, out or None, own,
+        worker = HandoffWorker(self.doc.video, target, out or None, list(self.doc.clips),
                                list(self.doc.events), searches, self)
         worker.written.connect(self._on_handoff_written)
         worker.failed.connect(lambda m: self.notifier.error(f"The timeline was not written: {m}"))
