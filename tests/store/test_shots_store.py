@@ -31,6 +31,8 @@ def test_a_v3_cache_gains_the_table_and_keeps_its_rows(tmp_path: Path) -> None:
     AnalysisCache(path).close()
     raw = sqlite3.connect(path)
     raw.execute("DROP TABLE shots")
+    raw.execute("DROP TABLE transcript_chunks")  # and v5's, which came after
+    raw.execute("DROP TABLE transcripts")
     raw.execute("INSERT INTO library_roots (path, kind, added_at) VALUES ('/v', 'folder', 1)")
     raw.execute("PRAGMA user_version = 3")
     raw.commit()
