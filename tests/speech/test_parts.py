@@ -141,6 +141,10 @@ def test_a_v4_cache_migrates_and_keeps_its_search(tmp_path: Path,
         assert store.discard(tkey)
         assert cache.read(lambda c: c.execute("SELECT count(*) FROM search_fts").fetchone()) \
             == (2,)  # the window's scene and event are left
+        store.put_chunk(tkey, 1, tmp_path / "v.mp4", 0, {"index": 0, "start": 0.0,
+                                                         "end": 10.0, "segments": []})
+        assert cache.clear(key.fingerprint) == 1  # `cache clear` takes the transcripts too
+        assert store.entries() == [] and cache.entries() == []
 
 
 @needs_speech
