@@ -120,6 +120,7 @@ def make_speech_video(path: str | Path, sentences: Sequence[str] = SENTENCES, *,
     that late in the container (an mpegts clock, an edit list), so the speech's VIDEO times
     are what `words` says. `seconds`: the length for silence/none (default: as the speech)."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     samples, rate, words = spoken_audio(sentences, lead_in=lead_in, pause=pause, tail=tail)
     if seconds is not None:
         want = int(round(seconds * rate))
