@@ -24,6 +24,13 @@ Checks:
 7. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
    model, analyses, searches and saves a screenshot: exit 0, `ok: true` in the JSON, a PNG that
    is neither empty nor blank;
+7. speech, offline: `marlin-desk models verify Systran/faster-whisper-tiny.en` re-hashes the
+   bundled Whisper tiny.en against the catalogue's sha256, and `marlin-desk transcribe VIDEO
+   --json` transcribes a clip whose sound espeak-ng speaks (muxed with the bundle's own FFmpeg)
+   on the CPU with the bundled model (CTranslate2, its native libraries and the VAD model come
+   from the bundle): the spoken words are in the transcript. Without espeak-ng on the machine
+   that runs this script, a video without speech is transcribed instead (an empty transcript
+   with its note), which still loads everything but checks no words;
 and in every command's output and in the app's log file: no "No module named", no "Traceback".
 Exit code 0 when everything passed, 1 otherwise. Outputs and logs are kept in --out.
 """
@@ -228,6 +235,50 @@ class Smoke:
             colours = png_colours(png)
             self.check(colours > 16, f"selftest: screenshot is not blank ({colours} colours)")
 
+    def speech(self, fallback: Path) -> None:
+        rc, out, _ = self.run("models-verify-speech", "models", "verify",
+                              "Systran/faster-whisper-tiny.en", "--json", "-q", timeout=300)
+        doc = self.json_of("models-verify-speech", out) if rc == 0 else {}
+        self.check(doc.get("ok") is True and doc.get("files_checked") == 4,
+                   f"speech: the bundled tiny.en matches its sha256 ({doc.get('problems')})")
+        video, said = self._speech_clip()
+        rc, out, _ = self.run("transcribe", "transcribe", str(video or fallback), "--json",
+                              timeout=600)
+        doc = self.json_of("transcribe", out) if rc == 0 else {}
+        self.check(doc.get("model") == "Systran/faster-whisper-tiny.en",
+                   f"transcribe: the bundled tiny.en ran ({doc.get('model')!r})")
+        self.check(doc.get("device") == "cpu", f"transcribe: on the CPU ({doc.get('device')!r})")
+        heard = " ".join(w.get("text", "") for s in doc.get("segments", [])
+                         for w in s.get("words", [])).lower()
+        if video is None:
+            print("  note: no espeak-ng here, so no words were checked (a video without "
+                  "speech was transcribed)")
+            self.check("segments" in doc, "transcribe: a transcript (no speech to hear)")
+            return
+        missing = [w for w in said if w not in heard]
+        self.check(not missing, f"transcribe: heard the spoken words (missing {missing}; "
+                                f"heard {heard.strip()[:120]!r})")
+        words = [w for s in doc.get("segments", []) for w in s.get("words", [])]
+        self.check(bool(words) and all({"start", "end", "probability"} <= set(w)
+                                       for w in words), "transcribe: words with times")
+
+    def _speech_clip(self) -> tuple[Path | None, list[str]]:
+        """A short clip whose sound says a known sentence: espeak-ng's speech, muxed with a
+        blank picture by the bundle's own FFmpeg. (None, []) without espeak-ng."""
+        espeak = shutil.which("espeak-ng")
+        ffmpeg = next(iter(sorted(self.bundle.rglob("ffmpeg-*"))), None)
+        if espeak is None or ffmpeg is None:
+            return None, []
+        sentence = "our launch date moves to next friday. please bring your blue folder."
+        wav, clip = self.out / "speech.wav", self.out / "speech.mp4"
+        subprocess.run([espeak, "-v", "en-us", "-s", "150", "-w", str(wav), sentence],
+                       check=True, capture_output=True)
+        subprocess.run([str(ffmpeg), "-v", "error", "-y", "-f", "lavfi", "-i",
+                        "color=c=0x285aa0:s=64x48:r=10", "-i", str(wav), "-shortest",
+                        "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", str(clip)],
+                       check=True, capture_output=True)
+        return clip, ["launch", "date", "friday", "blue", "folder"]
+
     def app_log(self) -> None:
         logs = list(self.home.rglob("*.log"))
         text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in logs)
@@ -309,6 +360,7 @@ def main() -> int:
         smoke.library()
         if not args.skip_selftest:
             smoke.selftest()
+        smoke.speech(video)
         smoke.app_log()
     finally:
         shutil.rmtree(smoke.home, ignore_errors=True)

@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 # System libraries: FFmpeg (export, torchcodec) and what Qt needs offscreen (QtMultimedia
 # fails to import without libpulse0); Xvfb and Mesa's GL driver for the tests on a real X
-# server (tests/desktop, and the GUI suite again at the end).
-APT_PACKAGES="ffmpeg libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3 libxkbcommon0
+# server (tests/desktop, and the GUI suite again at the end); espeak-ng speaks the test videos'
+# sentences (tests/speech, bench/transcribe.py).
+APT_PACKAGES="espeak-ng ffmpeg libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3 libxkbcommon0
   libxkbcommon-x11-0 libx11-6 libx11-xcb1 libxext6 libxrandr2 libdrm2 libpulse0 libxcb-cursor0
   libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libnss3 fonts-dejavu-core xvfb libgl1-mesa-dri"
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then

@@ -26,7 +26,7 @@ from marlin_desk.media.subtitles import build_cues, render
 
 # What each output is called: `<base><suffix>` in the video's output folder.
 SUFFIXES = {"analysis": ".analysis.json", "find": ".find.json", "srt": ".srt", "vtt": ".vtt",
-            "chapters": ".chapters.txt"}
+            "chapters": ".chapters.txt", "transcript": ".transcript.json"}
 
 
 def output_bases(videos: Sequence[str], out: str | None) -> dict[str, Path]:
@@ -153,3 +153,13 @@ def write_outputs(base: Path, video: str, analysis: Any, finds: Sequence[Any], i
 
 def _json_text(doc: Any) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def write_transcript(base: Path, video: str, transcript: Any, settings: BatchSettings,
+                     protected: Iterable[str] = ()) -> str:
+    """The video's transcript file (the `transcribe --json` shape, without this run's timings,
+    so a re-run writes the same bytes). Returns its path."""
+    doc = {"video": video, **transcript.to_json()}
+    path = place_text(base.with_name(base.name + SUFFIXES["transcript"]), _json_text(doc),
+                      overwrite=settings.overwrite, protected=protected)
+    return str(path)

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from marlin_desk.batch_analysis.outputs import output_bases, write_outputs
+from marlin_desk.batch_analysis.outputs import output_bases, write_outputs, write_transcript
 from marlin_desk.batch_analysis.report import (
     CACHED,
     CANCELLED,
@@ -94,6 +94,7 @@ class _Batch:
         self.rates = _Rates()
         self.finished = 0
         self.videos_at_once = 1
+        self.speech_runner: Any = None  # one Whisper model for the batch, with --transcribe
 
     # -- public entry ---------------------------------------------------------------------
     def run(self) -> BatchReport:
@@ -281,6 +282,7 @@ class _Batch:
                          on_progress=self._tracker(item, "find", 0),
                          should_stop=self.should_stop)
             self._adopt_engine(bench)
+        transcript = self._transcribe(item) if self.settings.transcribe is not None else None
         if self.should_stop():  # stopped during the last step: write nothing half-asked
             raise Cancelled("batch stopped")
         notes = list(dict.fromkeys([*bench.notes,
@@ -288,10 +290,31 @@ class _Batch:
         outputs, output_notes = write_outputs(
             self.bases[item.video], item.video, analysis, finds, bench.info,
             self.settings.job.model, self.settings, self.protected)
+        if transcript is not None:
+            outputs["transcript"] = write_transcript(self.bases[item.video], item.video,
+                                                     transcript, self.settings, self.protected)
+            if transcript.note:
+                output_notes.append(f"transcript: {transcript.note}")
         result.outputs = outputs
         result.notes = [n for n in notes if n not in self.report.notes] + output_notes
         model_used = bench.session is not None
         result.status = CACHED if from_cache and not model_used else DONE
+
+    def _transcribe(self, item: _Item) -> Any:
+        """The video's transcript (workflows.speech, through the same cache), one Whisper
+        model for the whole batch; without this run's timings."""
+        from marlin_desk.workflows.speech import open_runner, transcribe, without_run_info
+
+        bench = item.bench
+        assert bench is not None
+        with self.lock:
+            if self.speech_runner is None:
+                self.speech_runner = open_runner(self.settings.transcribe)
+        self._emit("transcribe", item, 0, 0, "transcribing its speech")
+        transcript = transcribe(item.video, self.settings.transcribe, cancel=self.should_stop,
+                                cache=self.cache, use_cache=self.cache is not None,
+                                info=bench.info, runner=self.speech_runner)
+        return without_run_info(transcript)
 
     def _adopt_engine(self, bench: Workbench) -> None:
         with self.lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from marlin_desk.core.options import DEFAULT_VIDEOS_AT_ONCE
 from marlin_desk.media.subtitles import SubtitleStyle
@@ -20,3 +21,6 @@ class BatchSettings:
     videos_at_once: int = DEFAULT_VIDEOS_AT_ONCE  # only where concurrency_allowed
     use_cache: bool = True
     style: SubtitleStyle = field(default_factory=SubtitleStyle)
+    # workflows.speech.SpeechSettings: also transcribe each video (after its analysis, in the
+    # same queue) and write its transcript JSON; None: no transcription.
+    transcribe: Any = None

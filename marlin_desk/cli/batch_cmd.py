@@ -8,6 +8,7 @@ folders below their common folder:
   clip.find.json       with --queries: the `find --json` document (`export --find-json`)
   clip.srt | clip.vtt  with --subtitles: the events as subtitles
   clip.chapters.txt    YouTube chapters, when the events meet YouTube's rules (else a note)
+  clip.transcript.json with --transcribe: the `transcribe --json` document (what is said)
 Files are written to a temporary name, then renamed; an identical existing file is kept, a
 different one is never overwritten (without --overwrite the new one is `clip (2).srt`); source
 videos are never touched.
@@ -62,6 +63,13 @@ def register(subparsers: Any) -> None:
                         "video)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace earlier result files of the same name (never a video)")
+    speech = p.add_argument_group("speech (with --transcribe)")
+    speech.add_argument("--transcribe", action="store_true",
+                        help="also transcribe each video's speech (Whisper, after its "
+                             "analysis) and write clip.transcript.json")
+    from marlin_desk.cli.transcribe_cmd import speech_options
+
+    speech_options(speech, prefix="speech-")
     p.set_defaults(func=run_batch_cmd)
 
 
@@ -72,6 +80,16 @@ def _job_settings(args: argparse.Namespace) -> Any:
     return job_settings(args)
 
 
+def _speech_settings(args: argparse.Namespace) -> Any:
+    """With --transcribe, the speech settings as `transcribe` takes them (a missing speech
+    model fails here, once, not once per video)."""
+    if not args.transcribe:
+        return None
+    from marlin_desk.cli.transcribe_cmd import settings_from
+
+    return settings_from(args)
+
+
 def run_batch_cmd(args: argparse.Namespace) -> int:
     from marlin_desk.batch_analysis import BatchSettings, discover, read_queries
 
@@ -80,7 +98,7 @@ def run_batch_cmd(args: argparse.Namespace) -> int:
     settings = BatchSettings(job=_job_settings(args), queries=queries, subtitles=args.subtitles,
                              chapters=not args.no_chapters, out=args.out,
                              overwrite=args.overwrite, videos_at_once=args.videos_at_once,
-                             use_cache=not args.no_cache)
+                             use_cache=not args.no_cache, transcribe=_speech_settings(args))
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         from marlin_desk.core.errors import BadInput
 

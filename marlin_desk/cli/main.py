@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "marlin_desk.cli.serve_cmd",
     "marlin_desk.cli.handoff_cmd",
     "marlin_desk.cli.shots_cmd",
+    "marlin_desk.cli.transcribe_cmd",
 ]
 
 

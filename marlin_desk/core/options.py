@@ -41,3 +41,15 @@ DEFAULT_TIME_DISPLAY = "seconds"
 # come in 0.5 s steps (2 fps windows), so the true cut is within half a step of a reported
 # edge, and one step either way covers an edge the model placed one sample late or early.
 SNAP_TOLERANCE_SECONDS = 1.0
+
+# Speech (Whisper, marlin_desk/speech): the language to transcribe ("auto" detects it from the
+# first chunk with speech and keeps it for the video), where Whisper runs (auto: CUDA only when
+# the GPU has room beside Marlin, else the CPU), and the chunks a video is heard in: about this
+# long, each boundary moved to the quietest moment within the search distance. The default
+# checkpoint is the catalogue's (models.DEFAULT_SPEECH_MODEL), else the bundled tiny.en.
+SPEECH_LANGUAGE_AUTO = "auto"
+DEFAULT_SPEECH_LANGUAGE = SPEECH_LANGUAGE_AUTO
+SPEECH_DEVICES = ("auto", "cpu", "cuda")
+DEFAULT_SPEECH_DEVICE = "auto"
+SPEECH_CHUNK_SECONDS = 30.0
+SPEECH_CUT_SEARCH_SECONDS = 5.0

@@ -6,6 +6,11 @@ scenes of every library video by BM25; no model, milliseconds for hundreds of ho
 (the same event seen by two analyses of one file, an event cut in two by a window boundary)
 and a window's scene hit beside a better event hit in it are folded into the best one.
 
+Speech is in the same index (kind "speech": a transcript segment, its span narrowed to the
+words that matched), so "when does she say launch date" finds the moment she says it. Marlin
+sees pictures, not sound, so speech hits are never refined: they stay stage-one hits and rank
+among the refined ones by how many of the query's words they hold.
+
 Stage two ("model", `refine=K` or a model given): Marlin's own find runs in K windows only: the
 windows of the best online candidates, in rank order (each from its reused prefill;
 workflows.find_in_windows). Each gives one hit: the model's span and score, with the text of
@@ -29,7 +34,7 @@ from marlin_desk.core.timeline import Span, round_time
 from marlin_desk.core.windows import Window, plan_windows
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.store.library import LibraryStore
-from marlin_desk.store.search_index import EVENT, Candidate
+from marlin_desk.store.search_index import EVENT, SCENE, SPEECH, Candidate
 from marlin_desk.workflows import JobSettings, Workbench, find_in_windows, open_video
 
 log = logging.getLogger(__name__)
@@ -48,11 +53,11 @@ class LibraryHit:
     fingerprint: str
     start: float  # video time
     end: float
-    text: str  # the matching event (or window scene) text
+    text: str  # the matching event (or window scene, or spoken segment) text
     score: float
     stage: str  # INDEX or MODEL
     online: bool
-    kind: str  # "event" or "scene"
+    kind: str  # "event", "scene" or "speech" (what was said, from the transcript)
     index_score: float  # the stage-one BM25, kept when the model refined it
     words_matched: int = 0
     low_confidence: bool = False
@@ -95,7 +100,7 @@ def _fold(candidates: list[Candidate]) -> list[Candidate]:
         if any(k.text.casefold() == c.text.casefold() and
                _overlap(k.start, k.end, c.start, c.end) > 0 for k in same_video):
             continue
-        if c.kind != EVENT and any(k.kind == EVENT and c.start <= k.start < c.end
+        if c.kind == SCENE and any(k.kind == EVENT and c.start <= k.start < c.end
                                    for k in same_video):
             continue
         kept.append(c)
@@ -167,8 +172,13 @@ def search_library(query: str, *, top: int = DEFAULT_TOP, refine: int | None = N
     refined, used = _stage_two(store, query, candidates, k, settings, engine, should_stop,
                                on_note, result)
     result.refine_s = time.perf_counter() - started
+    said = [c for c in candidates if c.kind == SPEECH]
+    words = store.coverage(query, [c.row for c in said]) if said else {}
+    spoken = [_hit(c, words.get(c.row, 0)) for c in said]
     refined.sort(key=lambda h: (-h.words_matched, -h.score))
-    result.hits = (refined + [_hit(c) for c in candidates if c.row not in used])[:top]
+    ranked = sorted(refined + spoken, key=lambda h: -h.words_matched)  # stable: refined first
+    rest = [_hit(c) for c in candidates if c.row not in used and c.kind != SPEECH]
+    result.hits = (ranked + rest)[:top]
     return result
 
 
@@ -233,7 +243,8 @@ def _stage_two(store: LibraryStore, query: str, candidates: list[Candidate], k: 
     the candidate rows they stand for (candidates in a refined window that the model's span
     does not touch stay stage-one hits)."""
     words = store.coverage(query, [c.row for c in candidates])
-    videos = _pick(candidates, k, settings, store.cache, result.notes)
+    videos = _pick([c for c in candidates if c.kind != SPEECH], k, settings, store.cache,
+                   result.notes)
     hits: list[LibraryHit] = []
     used: set[int] = set()
     for video in videos.values():

@@ -1,7 +1,9 @@
 """Files of a model folder: which are allowed, the manifest, checksums, free space, the HF cache.
 
 Only safetensors weights and text files (configs, tokenizer, chat template) are ever fetched or
-copied; pickles (*.bin, *.pt) and code (*.py) never are.
+copied; pickles (*.bin, *.pt) and code (*.py) never are. The one exception is a speech
+checkpoint of the catalogue (CTranslate2 form): exactly the files its entry lists, whose
+`model.bin` is CTranslate2's own flat binary format (read by its C++ loader, not a pickle).
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from marlin_desk.core.errors import BadInput, ModelUnavailable
+from marlin_desk.models.catalogue import catalogue_entry
 
 MANIFEST = "marlin-manifest.json"
 PARTIAL_DIR = ".partial"
@@ -64,6 +68,16 @@ def allowed_file(name: str) -> bool:
     if path.name == MANIFEST:
         return False
     return path.suffix in ALLOWED_SUFFIXES or (len(path.parts) == 1 and path.name in ALLOWED_NAMES)
+
+
+def file_rule(model_id: str | None) -> Callable[[str], bool]:
+    """Which files of `model_id` are fetched or copied: for a speech checkpoint of the
+    catalogue exactly its listed files (and the card and licence), else `allowed_file`."""
+    entry = catalogue_entry(model_id) if model_id else None
+    if entry is None or entry.kind != "speech":
+        return allowed_file
+    names = entry.file_names | ALLOWED_NAMES
+    return lambda name: name in names
 
 
 def offline_hint(model_id: str, target: Path, reason: str = "") -> str:
@@ -120,19 +134,25 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _local_files(folder: Path) -> list[str]:
+def _local_files(folder: Path, allowed: Callable[[str], bool] = allowed_file) -> list[str]:
     """Allowed files under a folder, as posix names (hidden folders such as .cache skipped)."""
     names = []
     for p in folder.rglob("*"):
         rel = p.relative_to(folder).as_posix()
-        if p.is_file() and allowed_file(rel):
+        if p.is_file() and allowed(rel):
             names.append(rel)
     return sorted(names)
 
 
-def _check_weights(names: list[str], where: str) -> None:
+def _check_weights(names: list[str], where: str, model_id: str | None = None) -> None:
     if "config.json" not in names:
         raise BadInput(f"{where} is not a model: it has no config.json")
+    entry = catalogue_entry(model_id) if model_id else None
+    if entry is not None and entry.kind == "speech":
+        if "model.bin" not in names:
+            raise BadInput(f"{where} is not a CTranslate2 Whisper checkpoint: it has no "
+                           "model.bin")
+        return
     if not any(n.endswith(".safetensors") for n in names):
         raise BadInput(f"{where} has no safetensors weights; pickled weights (*.bin, *.pt) "
                        "are never loaded")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from marlin_desk.core.errors import BadInput
+from marlin_desk.models.catalogue import catalogue_entry
 from marlin_desk.models.files import (
     _CHUNK,
     LINKS_FILE,
@@ -28,6 +29,7 @@ from marlin_desk.models.files import (
     _read_json,
     _source_references,
     _write_json,
+    file_rule,
 )
 from marlin_desk.models.progress import ProgressCallback, _Meter
 
@@ -45,13 +47,15 @@ def pull_from_folder(manager: ModelManager, source: Path | str, model_id: str, *
     if not src.is_dir():
         raise BadInput(f"no folder at {source}")
     target = manager.folder_for(model_id)
-    names = _local_files(src)
-    _check_weights(names, str(src))
+    names = _local_files(src, file_rule(model_id))
+    _check_weights(names, str(src), model_id)
     missing = _missing_shards(src, names)
     if missing:
         raise BadInput(f"{src} lacks {len(missing)} weight shard(s) its index names, "
                        f"e.g. {missing[0]}: the copy is incomplete")
     refs, ref_kind, commit, revision = _source_references(src, model_id, names)
+    if ref_kind == "none":
+        refs, ref_kind = catalogue_references(model_id, names)
     total = sum((src / n).stat().st_size for n in names)
     meter = _Meter(model_id, "verify" if link else "copy", len(names), total, progress,
                    cancel, manager.progress_interval)
@@ -92,6 +96,17 @@ def pull_from_folder(manager: ModelManager, source: Path | str, model_id: str, *
             "verified_at": _now(), "verify_ok": True, "files": record})
     meter.finish()
     return manager.status(model_id)
+
+
+def catalogue_references(model_id: str, names: list[str]
+                         ) -> tuple[dict[str, tuple[str, str]], str]:
+    """Checksums the catalogue itself records for a checkpoint (the bundled Whisper tiny.en):
+    ({name: ("sha256", hex)}, "catalogue") when it records one for every file, else none."""
+    entry = catalogue_entry(model_id)
+    known = {n: sha for n, _size, sha in (entry.files if entry else ()) if sha}
+    if known and all(n in known for n in names if n not in ("README.md", "LICENSE")):
+        return {n: ("sha256", known[n]) for n in names if n in known}, "catalogue"
+    return {}, "none"
 
 
 def _check_in_place(manager: ModelManager, src: Path, name: str,

@@ -37,7 +37,7 @@ from marlin_desk.models.files import (
     _RemoteFile,
     _revision_matches,
     _write_json,
-    allowed_file,
+    file_rule,
     is_offline,
     offline_hint,
 )
@@ -67,8 +67,9 @@ def pull(manager: ModelManager, model_id: str = DEFAULT_MODEL,
             return current
         raise ModelUnavailable(offline_hint(model_id, target))
     commit, remote, refused = _remote_files(model_id, rev, target)
-    files = [f for f in remote if allowed_file(f.name)]
-    _check_weights([f.name for f in files], f"{model_id}@{rev}")
+    allowed = file_rule(model_id)
+    files = [f for f in remote if allowed(f.name)]
+    _check_weights([f.name for f in files], f"{model_id}@{rev}", model_id)
     if refused:
         log.info("%s: not fetching %s (pickles, code or other files)", model_id, refused)
     manager.root.mkdir(parents=True, exist_ok=True)
@@ -105,13 +106,14 @@ def _remote_files(model_id: str, rev: str,
     except _network_errors() as exc:
         raise ModelUnavailable(offline_hint(
             model_id, target, f"the hub cannot be reached ({_one_line(exc)})")) from exc
+    allowed = file_rule(model_id)
     files, refused = [], []
     for s in info.siblings or []:
         lfs = s.lfs
         sha = (lfs.get("sha256") if isinstance(lfs, dict) else getattr(lfs, "sha256", None)) \
             if lfs else None
         f = _RemoteFile(s.rfilename, s.size, sha, None if lfs else s.blob_id)
-        (files if allowed_file(f.name) else refused).append(f)
+        (files if allowed(f.name) else refused).append(f)
     return info.sha or rev, files, [f.name for f in refused]
 
 

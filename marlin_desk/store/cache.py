@@ -299,14 +299,18 @@ class AnalysisCache:
                                                           (key.digest(),), index)) > 0
 
     def clear(self, fingerprint: str | None = None) -> int:
-        """Remove every analysis, or those of one file; returns how many. Frees the disk space."""
+        """Remove every analysis, or those of one file; returns how many. Their shots and
+        transcripts go too. Frees the disk space."""
         if fingerprint is None:
             removed = self._run_indexed(lambda c, index: _delete(c, sql.DELETE_ALL, (), index))
         else:
             removed = self._run_indexed(lambda c, index: _delete(c, sql.DELETE_FINGERPRINT,
                                                                  (fingerprint,), index))
         self._run(lambda c: _delete_shots(c, fingerprint))
-        if removed:
+        from marlin_desk.store.transcripts import TranscriptStore  # it builds on this class
+
+        transcripts = TranscriptStore(self).clear(fingerprint)
+        if removed or transcripts:
             self._compact()
         return removed
 

@@ -1,10 +1,15 @@
-"""The full-text index of every analysed window: its scene text and each of its events.
+"""The full-text index of every analysed window (its scene text and each of its events) and of
+every transcribed chunk (each segment of speech: what was said).
 
 Decisions, and why:
-- Derived data, in the cache's own file: `search_rows` (one row per scene or event: which
-  analysis, which window, its span in video time) and `search_fts`, an FTS5 table (porter
-  stemming over unicode61, BM25 ranking) holding the text under the same rowid. Everything here
-  can be thrown away and rebuilt from `windows`; nothing else is ever lost with it.
+- Derived data, in the cache's own file: `search_rows` (one row per scene, event or speech
+  segment: which analysis and window, or which transcript and chunk, its span in video time)
+  and `search_fts`, an FTS5 table (porter stemming over unicode61, BM25 ranking) holding the
+  text under the same rowid. Everything here can be thrown away and rebuilt from `windows` and
+  `transcript_chunks`; nothing else is ever lost with it.
+- A speech hit's span is narrowed at search time from its segment to the words that match the
+  query (the chunk's stored word times), so "when does she say launch date" lands on those two
+  words, not on the sentence around them.
 - Updated in the transaction that stores the window (AnalysisCache.put_window and complete call
   `index_windows`), so the index never lags the cache. If the index is missing or damaged,
   the cache redoes the write without it and marks the index stale; the next open or search
@@ -19,8 +24,10 @@ Decisions, and why:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,7 +40,7 @@ from marlin_desk.store.fts_query import match_expression, quoted, words
 log = logging.getLogger(__name__)
 
 STALE = "stale"
-SCENE, EVENT = "scene", "event"
+SCENE, EVENT, SPEECH = "scene", "event", "speech"
 
 
 class IndexBroken(Exception):
@@ -46,9 +53,9 @@ class Candidate:
 
     row: int  # search_rows.id
     fingerprint: str
-    key: str  # the analysis (CacheKey digest) whose window said it
-    window: int  # that analysis's window index
-    kind: str  # EVENT or SCENE (SCENE: the span is the whole window)
+    key: str  # the analysis (CacheKey digest) whose window said it, or the transcript's
+    window: int  # that analysis's window index (a transcript's chunk index for SPEECH)
+    kind: str  # EVENT, SCENE (the span is the whole window) or SPEECH (what was said)
     start: float  # video time
     end: float
     text: str
@@ -71,11 +78,38 @@ def window_rows(doc: dict[str, Any]) -> list[tuple[str, float, float, str]]:
     return rows
 
 
+def speech_rows(doc: dict[str, Any]) -> list[tuple[str, float, float, str]]:
+    """(SPEECH, start, end, text) for one transcript chunk's JSON: each segment over its span
+    (video time). Empty texts are not indexed."""
+    rows: list[tuple[str, float, float, str]] = []
+    for seg in doc.get("segments") or []:
+        text = str(seg.get("text") or "").strip()
+        if text:
+            rows.append((SPEECH, float(seg["start"]), float(seg["end"]), text))
+    return rows
+
+
 def _insert(conn: sqlite3.Connection, key: str, fingerprint: str, idx: int,
             doc: dict[str, Any]) -> None:
     for kind, start, end, text in window_rows(doc):
         cur = conn.execute(sql.INSERT_SEARCH_ROW, (key, fingerprint, idx, kind, start, end))
         conn.execute(sql.INSERT_SEARCH_TEXT, (cur.lastrowid, text))
+
+
+def _insert_speech(conn: sqlite3.Connection, key: str, fingerprint: str, idx: int,
+                   doc: dict[str, Any]) -> None:
+    for kind, start, end, text in speech_rows(doc):
+        cur = conn.execute(sql.INSERT_SPEECH_ROW, (key, fingerprint, idx, kind, start, end))
+        conn.execute(sql.INSERT_SEARCH_TEXT, (cur.lastrowid, text))
+
+
+def index_chunk(conn: sqlite3.Connection, key: str, fingerprint: str, idx: int,
+                doc: dict[str, Any]) -> None:
+    """(Re)index one transcript chunk, inside the caller's write transaction (errors propagate
+    as index_windows' do)."""
+    conn.execute(sql.UNINDEX_CHUNK_TEXT, (key, idx))
+    conn.execute(sql.UNINDEX_CHUNK_ROWS, (key, idx))
+    _insert_speech(conn, key, fingerprint, idx, doc)
 
 
 def index_windows(conn: sqlite3.Connection, key: str, fingerprint: str,
@@ -101,12 +135,19 @@ def mark_stale(conn: sqlite3.Connection) -> None:
 
 
 def create_and_fill(conn: sqlite3.Connection) -> int:
-    """Create the index tables and index every stored window; the number of windows indexed.
-    A window whose stored JSON no longer decodes is skipped (it is a cache miss anyway)."""
+    """Create the index tables and index every stored window and transcript chunk; the number
+    of windows indexed. A window or chunk whose stored JSON no longer decodes is skipped (it is
+    a cache miss anyway).
+
+    In the middle of migrating an older file (before v5 made the transcripts table that the
+    rows refer to) the tables are only created: v5 fills them."""
     conn.execute(sql.CREATE_SEARCH_STATE)
     conn.execute(sql.CREATE_SEARCH_ROWS)
     conn.execute(sql.CREATE_SEARCH_ROWS_INDEX)
+    conn.execute(sql.CREATE_SEARCH_ROWS_SPEECH_INDEX)
     conn.execute(sql.CREATE_SEARCH_FTS)
+    if not conn.execute(sql.HAS_TRANSCRIPTS).fetchone()[0]:
+        return 0
     done = 0
     for key, fp, idx, text in conn.execute(sql.SELECT_ALL_WINDOWS).fetchall():
         try:
@@ -117,6 +158,18 @@ def create_and_fill(conn: sqlite3.Connection) -> int:
             continue
         _insert(conn, key, fp, idx, doc)
         done += 1
+    chunks = 0
+    for key, fp, idx, text in conn.execute(sql.SELECT_ALL_CHUNKS).fetchall():
+        try:
+            doc = json.loads(text)
+            speech_rows(doc)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.info("search index: chunk %d of %s not indexed: %s", idx, key[:12], exc)
+            continue
+        _insert_speech(conn, key, fp, idx, doc)
+        chunks += 1
+    if chunks:
+        log.info("search index: %d transcript chunks indexed", chunks)
     conn.execute(sql.SEARCH_STATE_SET, (STALE, "0"))
     return done
 
@@ -191,9 +244,71 @@ def search(conn: sqlite3.Connection, text: str, limit: int) -> list[Candidate]:
         rows = conn.execute(sql.SEARCH, (expression, limit)).fetchall()
     except sqlite3.DatabaseError as exc:
         raise IndexBroken(str(exc)) from exc
-    return [Candidate(int(row), str(fp), str(key), int(idx), str(kind), float(start),
-                      float(end), str(body), -float(score), str(path), bool(online))
-            for row, fp, key, idx, kind, start, end, body, score, path, online in rows]
+    found = [Candidate(int(row), str(fp), str(key), int(idx), str(kind), float(start),
+                       float(end), str(body), -float(score), str(path), bool(online))
+             for row, fp, key, idx, kind, start, end, body, score, path, online in rows]
+    return [_narrowed(conn, c, text) if c.kind == SPEECH else c for c in found]
+
+
+def _narrowed(conn: sqlite3.Connection, c: Candidate, text: str) -> Candidate:
+    """A speech hit's span brought from its segment down to the words that match the query
+    (their stored word times); the segment's span when none can be matched."""
+    row = conn.execute(sql.SELECT_CHUNK, (c.key, c.window)).fetchone()
+    if row is None:
+        return c
+    try:
+        doc = json.loads(row[0])
+        spoken = [(float(w["start"]), float(w["end"]), str(w["text"]))
+                  for seg in doc.get("segments") or [] for w in seg.get("words") or []
+                  if float(w["start"]) < c.end and float(w["end"]) > c.start]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return c
+    span = matching_span(spoken, words(text))
+    if span is None:
+        return c
+    return dataclasses.replace(c, start=span[0], end=span[1])
+
+
+def _stem(word: str) -> str:
+    """A rough stem for matching a query word to a spoken word (the index's porter stemmer
+    does the real matching; this only has to find which words of a hit it matched)."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def matching_span(spoken: list[tuple[float, float, str]], query: list[str]
+                  ) -> tuple[float, float] | None:
+    """(start, end) of the run of spoken words holding the most query words in the fewest
+    words (the first such run; the last query word also matches as a prefix, as the index
+    matches it), or None when none match."""
+    if not spoken or not query:
+        return None
+    stems = [_stem(q) for q in query]
+
+    def hit(word: str) -> int | None:
+        w = _stem(re.sub(r"[^\w]+", "", word.casefold()))
+        for i, q in enumerate(stems):
+            if w == q or (i == len(stems) - 1 and w.startswith(query[-1])):
+                return i
+        return None
+
+    marks = [(i, hit(w)) for i, (_s, _e, w) in enumerate(spoken)]
+    marks = [(i, q) for i, q in marks if q is not None]
+    if not marks:
+        return None
+    best: tuple[int, int, int, int] | None = None  # (-covered, words in the run, first, last)
+    for a in range(len(marks)):
+        covered: set[int] = set()
+        for b in range(a, len(marks)):
+            covered.add(marks[b][1])  # type: ignore[arg-type]
+            first, last = marks[a][0], marks[b][0]
+            candidate = (-len(covered), last - first + 1, first, last)
+            if best is None or candidate < best:
+                best = candidate
+    assert best is not None
+    return spoken[best[2]][0], spoken[best[3]][1]
 
 
 def coverage(conn: sqlite3.Connection, text: str, rows: Iterable[int]) -> dict[int, int]:

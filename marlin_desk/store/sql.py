@@ -30,10 +30,18 @@ Schema (version LATEST, see MIGRATIONS):
               stays queued), in `position` order; `failed` holds the reason a video failed
               (kept in the queue, skipped, until retried or removed).
     queue_state  the queue's own flags ('paused').
+    transcripts  one row per transcript key (a CacheKey digest: fingerprint, Whisper model id,
+              revision, compute type, settings), like analyses: the key's parts, where the
+              video was last seen, total_chunks; transcript: the merged Transcript JSON
+              (core/transcript.py) once complete, else NULL; created/updated/completed_at.
+    transcript_chunks  (key, idx) -> result: one finished chunk's JSON (its span and its
+              segments with word times, video time), committed as it finishes: a killed run
+              resumes after the finished chunks.
 
 windows, finds and search_rows rows go with their analysis (ON DELETE CASCADE; foreign_keys is
-on); library rows never delete analyses, nor analyses library rows; shots rows stand alone (by
-content), and `clear` removes them with the file's analyses.
+on), transcript_chunks and speech search_rows with their transcript; library rows never delete
+analyses, nor analyses library rows; shots rows stand alone (by content), and `clear` removes
+them and the file's transcripts with the file's analyses.
 """
 
 from __future__ import annotations
@@ -96,18 +104,25 @@ def _v2(conn: sqlite3.Connection) -> None:
 # later schema change to it is a migration that calls search_index.rebuild again.
 # Porter stemming over unicode61 (`jumps` finds `jumping`, accents folded); prefix indexes of 2
 # and 3 characters keep the last word's prefix query fast.
+# Since v5 a row is either an analysis window's (key: the analysis, idx: its window) or a
+# transcript chunk's (speech_key: the transcript, idx: its chunk, kind 'speech'); exactly one of
+# the two keys is set, and the row goes with whichever it belongs to.
 CREATE_SEARCH_ROWS = """
     CREATE TABLE IF NOT EXISTS search_rows (
         id          INTEGER PRIMARY KEY,
-        key         TEXT NOT NULL REFERENCES analyses(key) ON DELETE CASCADE,
+        key         TEXT REFERENCES analyses(key) ON DELETE CASCADE,
+        speech_key  TEXT REFERENCES transcripts(key) ON DELETE CASCADE,
         fingerprint TEXT NOT NULL,
         idx         INTEGER NOT NULL,
         kind        TEXT NOT NULL,
         start       REAL NOT NULL,
-        end         REAL NOT NULL
+        end         REAL NOT NULL,
+        CHECK ((key IS NULL) != (speech_key IS NULL))
     )"""
 CREATE_SEARCH_ROWS_INDEX = ("CREATE INDEX IF NOT EXISTS search_rows_by_window "
                             "ON search_rows(key, idx)")
+CREATE_SEARCH_ROWS_SPEECH_INDEX = ("CREATE INDEX IF NOT EXISTS search_rows_by_chunk "
+                                   "ON search_rows(speech_key, idx)")
 CREATE_SEARCH_FTS = """
     CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
         text, tokenize = 'porter unicode61 remove_diacritics 2', prefix = '2 3')"""
@@ -128,6 +143,17 @@ PRUNE_SEARCH_TEXT = "DELETE FROM search_fts WHERE rowid NOT IN (SELECT id FROM s
 SELECT_ALL_WINDOWS = """
     SELECT w.key, a.fingerprint, w.idx, w.result FROM windows w JOIN analyses a ON a.key = w.key
     ORDER BY w.key, w.idx"""
+INSERT_SPEECH_ROW = """
+    INSERT INTO search_rows (speech_key, fingerprint, idx, kind, start, end)
+    VALUES (?, ?, ?, ?, ?, ?)"""
+UNINDEX_CHUNK_TEXT = """
+    DELETE FROM search_fts
+    WHERE rowid IN (SELECT id FROM search_rows WHERE speech_key = ? AND idx = ?)"""
+UNINDEX_CHUNK_ROWS = "DELETE FROM search_rows WHERE speech_key = ? AND idx = ?"
+SELECT_ALL_CHUNKS = """
+    SELECT c.key, t.fingerprint, c.idx, c.result
+    FROM transcript_chunks c JOIN transcripts t ON t.key = c.key ORDER BY c.key, c.idx"""
+HAS_TRANSCRIPTS = "SELECT count(*) FROM sqlite_master WHERE name = 'transcripts'"
 SEARCH_STATE_GET = "SELECT value FROM search_state WHERE name = ?"
 SEARCH_STATE_SET = "INSERT OR REPLACE INTO search_state (name, value) VALUES (?, ?)"
 CREATE_SEARCH_STATE = """
@@ -187,7 +213,40 @@ def _v5(conn: sqlite3.Connection) -> None:
         CREATE TABLE queue_state (name TEXT PRIMARY KEY, value TEXT NOT NULL)""")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
+def _v6(conn: sqlite3.Connection) -> None:
+    """Transcripts (what is said, by Whisper), chunk by chunk, and speech in the full-text
+    index: its rows get a second owner column, so the index is made again and refilled."""
+    conn.execute("""
+        CREATE TABLE transcripts (
+            key           TEXT PRIMARY KEY,
+            fingerprint   TEXT NOT NULL,
+            model_id      TEXT NOT NULL,
+            revision      TEXT NOT NULL,
+            precision     TEXT NOT NULL,
+            settings      TEXT NOT NULL,
+            video_name    TEXT NOT NULL,
+            video_path    TEXT NOT NULL,
+            total_chunks  INTEGER NOT NULL,
+            transcript    TEXT,
+            created_at    REAL NOT NULL,
+            updated_at    REAL NOT NULL,
+            completed_at  REAL
+        )""")
+    conn.execute("CREATE INDEX transcripts_by_fingerprint ON transcripts(fingerprint)")
+    conn.execute("""
+        CREATE TABLE transcript_chunks (
+            key         TEXT NOT NULL REFERENCES transcripts(key) ON DELETE CASCADE,
+            idx         INTEGER NOT NULL,
+            result      TEXT NOT NULL,
+            finished_at REAL NOT NULL,
+            PRIMARY KEY (key, idx)
+        ) WITHOUT ROWID""")
+    from marlin_desk.store import search_index
+
+    search_index.rebuild(conn)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6]
 LATEST = len(MIGRATIONS)
 
 # What the code below needs; checked after migrating so that a database whose user_version lies
@@ -204,6 +263,10 @@ EXPECTED_COLUMNS: dict[str, set[str]] = {
     "shots": {"fingerprint", "settings", "times", "created_at"},
     "analysis_queue": {"fingerprint", "position", "failed", "added_at"},
     "queue_state": {"name", "value"},
+    "transcripts": {"key", "fingerprint", "model_id", "revision", "precision", "settings",
+                    "video_name", "video_path", "total_chunks", "transcript", "created_at",
+                    "updated_at", "completed_at"},
+    "transcript_chunks": {"key", "idx", "result", "finished_at"},
 }
 # search_rows and search_fts are not checked here: they are derived, and a missing or damaged
 # index is rebuilt (search_index.ensure), never a reason to set the whole cache aside.
@@ -312,7 +375,8 @@ SELECT_LIBRARY_ANALYSES = """
 # Stage one of the library search. bm25() is negative, lower is better; a scene row (the whole
 # window's description) counts half an event row, so a matching event ranks above its window.
 SEARCH = """
-    SELECT r.id, r.fingerprint, r.key, r.idx, r.kind, r.start, r.end, f.text,
+    SELECT r.id, r.fingerprint, coalesce(r.key, r.speech_key), r.idx, r.kind, r.start, r.end,
+           f.text,
            bm25(search_fts) * (CASE r.kind WHEN 'scene' THEN 0.5 ELSE 1.0 END) AS score,
            v.path, v.online
     FROM search_fts f
@@ -339,3 +403,35 @@ QUEUE_SET_FAILED = "UPDATE analysis_queue SET failed = ? WHERE fingerprint = ?"
 QUEUE_REMOVE = "DELETE FROM analysis_queue WHERE fingerprint = ?"
 QUEUE_STATE_GET = "SELECT value FROM queue_state WHERE name = ?"
 QUEUE_STATE_SET = "INSERT OR REPLACE INTO queue_state (name, value) VALUES (?, ?)"
+# ---- transcripts ------------------------------------------------------------------------------
+
+UPSERT_TRANSCRIPT = """
+    INSERT INTO transcripts (key, fingerprint, model_id, revision, precision, settings,
+                             video_name, video_path, total_chunks, created_at, updated_at)
+    VALUES (:key, :fingerprint, :model_id, :revision, :precision, :settings, :video_name,
+            :video_path, :total_chunks, :now, :now)
+    ON CONFLICT (key) DO UPDATE SET
+        video_name = CASE excluded.video_path WHEN '' THEN video_name
+                     ELSE excluded.video_name END,
+        video_path = CASE excluded.video_path WHEN '' THEN video_path
+                     ELSE excluded.video_path END,
+        total_chunks = excluded.total_chunks, updated_at = excluded.updated_at"""
+UPSERT_CHUNK = """
+    INSERT INTO transcript_chunks (key, idx, result, finished_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (key, idx) DO UPDATE SET result = excluded.result,
+                                         finished_at = excluded.finished_at"""
+SELECT_CHUNKS = "SELECT idx, result FROM transcript_chunks WHERE key = ? ORDER BY idx"
+SELECT_CHUNK = "SELECT result FROM transcript_chunks WHERE key = ? AND idx = ?"
+COMPLETE_TRANSCRIPT = """
+    UPDATE transcripts SET transcript = ?, completed_at = ?, updated_at = ? WHERE key = ?"""
+SELECT_TRANSCRIPT = "SELECT transcript FROM transcripts WHERE key = ? AND transcript IS NOT NULL"
+SELECT_TRANSCRIPT_ENTRIES = """
+    SELECT t.key, t.fingerprint, t.model_id, t.revision, t.precision, t.settings, t.video_name,
+           t.video_path, t.total_chunks, t.transcript IS NOT NULL AS complete, t.created_at,
+           t.updated_at,
+           (SELECT count(*) FROM transcript_chunks c WHERE c.key = t.key) AS chunks_done
+    FROM transcripts t"""
+TRANSCRIPT_ENTRIES_ORDER = " ORDER BY complete DESC, t.updated_at DESC, t.key"
+DELETE_TRANSCRIPT = "DELETE FROM transcripts WHERE key = ?"
+DELETE_ALL_TRANSCRIPTS = "DELETE FROM transcripts"
+DELETE_TRANSCRIPTS_FOR = "DELETE FROM transcripts WHERE fingerprint = ?"

@@ -227,8 +227,18 @@ def test_damaged_database_with_a_wal_is_rebuilt_clean(db_path: Path) -> None:
     for suffix, data in snapshot.items():
         Path(f"{db_path}{suffix}").write_bytes(data)
     data = bytearray(snapshot[""])
-    data[8192:] = os.urandom(len(data) - 8192)
+    page = 4096
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as raw:  # keep the schema whole:
+        schema = {n for (n,) in raw.execute(  # the damage must be found by the check, not at open
+            "SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'")}
+    raw.close()
+    for number in range(3, len(data) // page + 1):
+        if number not in schema:
+            data[(number - 1) * page:number * page] = os.urandom(page)
     db_path.write_bytes(bytes(data))
+    for suffix, wal in snapshot.items():  # the read above must not have replayed the WAL
+        if suffix:
+            Path(f"{db_path}{suffix}").write_bytes(wal)
     cache = AnalysisCache(db_path)
     assert cache.recovered_from is not None
     # the damage is found by the integrity check, or earlier when it hits the schema's pages
