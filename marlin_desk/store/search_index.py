@@ -139,8 +139,8 @@ def create_and_fill(conn: sqlite3.Connection) -> int:
     of windows indexed. A window or chunk whose stored JSON no longer decodes is skipped (it is
     a cache miss anyway).
 
-    In the middle of migrating an older file (before v5 made the transcripts table that the
-    rows refer to) the tables are only created: v5 fills them."""
+    In the middle of migrating an older file (before v6 made the transcripts table that the
+    rows refer to) the tables are only created: v6 fills them."""
     conn.execute(sql.CREATE_SEARCH_STATE)
     conn.execute(sql.CREATE_SEARCH_ROWS)
     conn.execute(sql.CREATE_SEARCH_ROWS_INDEX)

@@ -104,7 +104,7 @@ def _v2(conn: sqlite3.Connection) -> None:
 # later schema change to it is a migration that calls search_index.rebuild again.
 # Porter stemming over unicode61 (`jumps` finds `jumping`, accents folded); prefix indexes of 2
 # and 3 characters keep the last word's prefix query fast.
-# Since v5 a row is either an analysis window's (key: the analysis, idx: its window) or a
+# Since v6 a row is either an analysis window's (key: the analysis, idx: its window) or a
 # transcript chunk's (speech_key: the transcript, idx: its chunk, kind 'speech'); exactly one of
 # the two keys is set, and the row goes with whichever it belongs to.
 CREATE_SEARCH_ROWS = """

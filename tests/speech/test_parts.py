@@ -1,5 +1,5 @@
 """The parts of transcription that need no Whisper: where it runs, where chunks are cut, word
-edges on the sound, the phrase span of a speech hit, and the store's v5 migration."""
+edges on the sound, the phrase span of a speech hit, and the store's v6 migration."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_a_v4_cache_migrates_and_keeps_its_search(tmp_path: Path,
         m.setattr(sql, "CREATE_SEARCH_ROWS", released)
         m.setattr(sql, "MIGRATIONS", sql.MIGRATIONS[:4])
         m.setattr(sql, "LATEST", 4)
-        later = ("transcript", "analysis_queue", "queue_state")  # tables of v5 and later
+        later = ("transcript", "analysis_queue", "queue_state")  # tables of v5, v6
         m.setattr(sql, "EXPECTED_COLUMNS", {k: v for k, v in sql.EXPECTED_COLUMNS.items()
                                             if not k.startswith(later)})
         m.setattr(sql, "HAS_TRANSCRIPTS", "SELECT 1")
