@@ -53,3 +53,7 @@ SPEECH_DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_SPEECH_DEVICE = "auto"
 SPEECH_CHUNK_SECONDS = 30.0
 SPEECH_CUT_SEARCH_SECONDS = 5.0
+
+# Clip edges on speech (Edit menu): on the nearest word's edge within a second, or on the
+# nearest sentence's (a Whisper segment) within three, so a cut never clips a word in half.
+SPEECH_SNAP_TOLERANCE_SECONDS = {"words": 1.0, "sentences": 3.0}

@@ -48,3 +48,16 @@ def snap_span(start: float, end: float, cuts: Sequence[float],
     new_end = nearest_cut(end, ordered, tolerance, above=s)
     e = end if new_end is None else new_end
     return s, e, new_start is not None, new_end is not None
+
+
+def snap_to_speech(start: float, end: float, starts: Sequence[float], ends: Sequence[float],
+                   tolerance: float) -> tuple[float, float]:
+    """A span's edges on what is said: its start on the nearest word (or sentence) start, its
+    end on the nearest word (or sentence) end, each within `tolerance` seconds, never making the
+    span empty. `starts` and `ends` must be sorted (a transcript's words are)."""
+    if end <= start:
+        raise ValueError(f"empty or reversed span {start}-{end}")
+    s = nearest_cut(start, starts, tolerance, below=end)
+    s = start if s is None else s
+    e = nearest_cut(end, ends, tolerance, above=s)
+    return s, end if e is None else e

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Signal
 
 from marlin_desk.core.project import Clip
 from marlin_desk.core.timeline import Analysis, Event, Span
+from marlin_desk.core.transcript import Transcript
 
 
 class Document(QObject):
@@ -19,6 +20,7 @@ class Document(QObject):
     clipsChanged = Signal()
     resultsChanged = Signal()
     marksChanged = Signal()
+    transcriptChanged = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -37,6 +39,7 @@ class Document(QObject):
         self.results: list[Span] = []
         self.mark_in: float | None = None
         self.mark_out: float | None = None
+        self.transcript: Transcript | None = None  # what is said (speech/), from the store
         self.dirty = False
 
     def load_video(self, video: str, info: Any, fingerprint: str) -> None:
@@ -44,8 +47,13 @@ class Document(QObject):
         self.reset()
         self.video, self.info, self.fingerprint = video, info, fingerprint
         for signal in (self.eventsChanged, self.clipsChanged, self.resultsChanged,
-                       self.marksChanged):
+                       self.marksChanged, self.transcriptChanged):
             signal.emit()
+
+    def set_transcript(self, transcript: Transcript | None) -> None:
+        """The video's transcript (derived data, like the analysis: not an edit)."""
+        self.transcript = transcript
+        self.transcriptChanged.emit()
 
     @property
     def duration(self) -> float:

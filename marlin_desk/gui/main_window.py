@@ -39,6 +39,7 @@ from marlin_desk.gui.controllers.library import LibraryController
 from marlin_desk.gui.controllers.model_jobs import ModelJobs
 from marlin_desk.gui.controllers.navigation import Navigation
 from marlin_desk.gui.controllers.project import ProjectController
+from marlin_desk.gui.controllers.speech import SpeechController
 from marlin_desk.gui.controllers.video import VideoController, open_cache
 from marlin_desk.gui.controllers.views import ViewSync
 from marlin_desk.gui.document import Document
@@ -49,6 +50,7 @@ from marlin_desk.gui.panels.events import EventsPanel
 from marlin_desk.gui.panels.library import LibraryPanel
 from marlin_desk.gui.panels.message_bar import MessageBar
 from marlin_desk.gui.panels.search import SearchPanel
+from marlin_desk.gui.panels.speech import SpeechPanel
 from marlin_desk.gui.player import PlayerWidget
 from marlin_desk.gui.settings import Settings
 from marlin_desk.gui.statusbar import JobBar
@@ -103,6 +105,10 @@ class MainWindow(QMainWindow):
         self.queue = QueueController(self.library_panel.video_list, self.library, self.engine,
                                      self.settings, self.notifier, self.video.opened,
                                      self.model_jobs.ensure_model, self)
+        self.speech = SpeechController(self.doc, self.engine, self.settings, self.notifier,
+                                       self.player, self.library, self.video.opened,
+                                       self.speech_panel, self.timeline, self.edits, self)
+        self.queue.transcribe_with = lambda: self.speech.with_queue
         self.project = ProjectController(
             self.doc, self.undo_stack, self.notifier, self,
             Path(autosave_dir) if autosave_dir else data_dir() / "autosave",
@@ -134,6 +140,7 @@ class MainWindow(QMainWindow):
         self.timeline = TimelineWidget(self)
         self.messages = MessageBar(self)
         self.events_panel = EventsPanel(self.doc, self)
+        self.speech_panel = SpeechPanel(self.doc, self)
         self.search_panel = SearchPanel(self)
         self.clips_panel = ClipsPanel(self.doc, self)
         self.library_panel = LibraryPanel(self)
@@ -154,6 +161,9 @@ class MainWindow(QMainWindow):
         right = Qt.DockWidgetArea.RightDockWidgetArea
         self.search_dock = self._dock("Search", self.search_panel, right)
         self.events_dock = self._dock("Events", self.events_panel, right)
+        self.speech_dock = self._dock("Said", self.speech_panel, right)
+        self.tabifyDockWidget(self.events_dock, self.speech_dock)
+        self.events_dock.raise_()
         self.clips_dock = self._dock("Clip bin", self.clips_panel, right)
         self.library_dock = self._dock("Library", self.library_panel, right)
         self.tabifyDockWidget(self.search_dock, self.library_dock)
@@ -183,8 +193,8 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         self.recent_menu = install_menus(self, self.undo_stack,
-                                         (self.search_dock, self.events_dock,
-                                                           self.clips_dock, self.library_dock))
+                                         (self.search_dock, self.events_dock, self.speech_dock,
+                                          self.clips_dock, self.library_dock))
         self._refresh_recent()
 
     def _connect(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QSettings
 
 from marlin_desk.core import options
+from marlin_desk.media.caption_styles import DEFAULT_CAPTION_STYLE
 from marlin_desk.paths import data_dir
 
 # The defaults come from the settings vocabulary (core.options) that the commands use too.
@@ -29,6 +30,10 @@ DEFAULTS: dict[str, Any] = {
     "autosave_seconds": 60,
     "auto_analyse": True,
     "volume": 80,
+    # speech (workflows.speech): empty model: models.speech.choose_speech_model decides
+    "speech_model": "",
+    "speech_language": options.DEFAULT_SPEECH_LANGUAGE,
+    "caption_style": DEFAULT_CAPTION_STYLE,  # the captions' look in the preview
     # the remote backend: an OpenAI-compatible server (vLLM) answers the windows
     "handoff_target": "",  # the NLE the last timeline was for
     "server_url": "",
@@ -90,7 +95,7 @@ class Settings:
         return Path(value) if value else Path.home() / "Marlin Desk exports"
 
     EXPORT_CHOICES = ("preset", "fill", "mode", "encoder", "loudness", "channels", "subtitles",
-                      "speed", "audio_kbps", "template")
+                      "speed", "audio_kbps", "template", "captions")
 
     def export_choices(self) -> dict[str, Any]:
         """The export dialog's last choices (and its folder), as it offers them again."""

@@ -25,6 +25,8 @@ class TimelineColours:
     playhead: str
     wave: str
     marks: str
+    speech: str = "#b07cc6"  # the "Said" lane's words
+
 
 
 DARK = TimelineColours("#1b1d22", "#23262d", "#2b2f37", "#d7dae0", "#3a3f4b", "#3d7bd9",

@@ -42,6 +42,8 @@ from marlin_desk.gui.worker_protocol import (
     ModelReady,
     Request,
     Result,
+    TranscribeRequest,
+    TranscribeResult,
 )
 
 log = logging.getLogger(__name__)
@@ -91,11 +93,13 @@ class ModelWorker(QObject):
         self.settings: Any = None  # workflows.JobSettings of the loaded model
         self.bench: Any = None  # workflows.Workbench of the open video
         self.bench_asked: Any = None  # the JobSettings it was opened with
+        self.speech: Any = None  # (SpeechSettings, WhisperRunner) kept across videos
         self._niced = False
         self._jobs: dict[type, Callable[[Job], Result]] = {
             LoadRequest: self._load, AnalyseRequest: self._analyse, FindRequest: self._find,
             LibrarySearchRequest: self._library_search,
-            LibraryAnalyseRequest: self._analyse_library}
+            LibraryAnalyseRequest: self._analyse_library,
+            TranscribeRequest: self._transcribe}
 
     @Slot(object)
     def run(self, job: Job) -> None:
@@ -213,7 +217,38 @@ class ModelWorker(QObject):
                            "; ".join(bench.notes) or "sampling frames")
         analysis, _cached = analyze(bench, on_progress=self._progress_reporter(job),
                                     should_stop=job.cancel.is_set)
+        if request.transcribe:  # what is said too, as `marlin-desk batch --transcribe` does
+            self._speech_of(job, request.video, request.speech_model, "auto", bench.info)
         return LibraryAnalyseResult(request.fingerprint, len(analysis.windows), len(done))
+
+    def _speech_runner(self, model: str, language: str) -> tuple[Any, Any]:
+        """The speech settings and a Whisper runner, kept while the choice stays the same
+        (Whisper loads once, like Marlin's engine)."""
+        from marlin_desk.workflows.speech import open_runner, speech_settings
+
+        settings = speech_settings(model=model or None, language=language)
+        if self.speech is None or self.speech[0] != settings:
+            self.speech = (settings, open_runner(settings))
+        return self.speech
+
+    def _speech_of(self, job: Job, video: str, model: str, language: str, info: Any) -> Any:
+        from marlin_desk.workflows.speech import transcribe
+
+        settings, runner = self._speech_runner(model, language)
+
+        def on_progress(p: Any) -> None:
+            eta = -1.0 if p.eta is None else float(p.eta)
+            self.progress.emit(job.id, p.done, p.total, eta, "transcribing speech")
+
+        return transcribe(video, settings, progress=on_progress, cancel=job.cancel,
+                          cache=self.cache, use_cache=self.cache is not None, info=info,
+                          runner=runner, on_chunk=lambda c: self.window.emit(job.id, c))
+
+    def _transcribe(self, job: Job) -> TranscribeResult:
+        request: TranscribeRequest = job.request  # type: ignore[assignment]
+        transcript = self._speech_of(job, request.video, request.model, request.language,
+                                     request.info)
+        return TranscribeResult(request.video, transcript)
 
     def _find(self, job: Job) -> FindResult:
         from marlin_desk.workflows import find

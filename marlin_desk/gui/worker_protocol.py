@@ -75,11 +75,25 @@ class LibraryAnalyseRequest:
     window: float = options.DEFAULT_WINDOW_SECONDS
     overlap: float = options.DEFAULT_OVERLAP_SECONDS
     caption_tokens: int | None = None
+    transcribe: bool = False  # then what is said, as `marlin-desk batch --transcribe` does
+    speech_model: str = ""
     label = "Analysing the library"
 
 
+@dataclass(frozen=True)
+class TranscribeRequest:
+    """What is said in a video (workflows.speech.transcribe: cached, else chunk by chunk,
+    resumable); needs no Marlin model. Chunks arrive as `window` signals (ChunkResult)."""
+
+    video: str
+    info: Any = None
+    model: str = ""  # "": the app's choice (models.speech.choose_speech_model)
+    language: str = options.DEFAULT_SPEECH_LANGUAGE
+    label = "Transcribing speech"
+
+
 Request = (LoadRequest | AnalyseRequest | FindRequest | LibrarySearchRequest
-           | LibraryAnalyseRequest)
+           | LibraryAnalyseRequest | TranscribeRequest)
 
 
 @dataclass(frozen=True)
@@ -114,5 +128,11 @@ class LibraryAnalyseResult:
     resumed: int = 0  # windows that came from the cache
 
 
+@dataclass(frozen=True)
+class TranscribeResult:
+    video: str
+    transcript: Any  # core.transcript.Transcript
+
+
 Result = (ModelReady | AnalyseResult | FindResult | LibrarySearchResult
-          | LibraryAnalyseResult)
+          | LibraryAnalyseResult | TranscribeResult)

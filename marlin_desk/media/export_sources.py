@@ -4,8 +4,8 @@ One ExportQueue per source video, run one after another in the order given; ever
 checked before the first clip is written (ranges, folder, free space for all of them), so a bad
 clip of the third video never leaves the first two half done. Clip indexes and progress are the
 batch's: clip i of the whole list, and the overall fraction weighted by every clip's duration.
-A source's events (for subtitles) may be a function, called on the export thread: reading
-another video's cached analysis never runs on the caller's (GUI) thread.
+A source's events and transcript (for subtitles and captions) may be functions, called on the
+export thread: reading another video's cached analysis never runs on the caller's (GUI) thread.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event
@@ -30,6 +31,7 @@ class SourceClips:
     video: str
     clips: list[ClipSpec]
     events: EventsSource = None
+    transcript: Any = None  # core.transcript.Transcript, or a function giving it (or None)
     _queue: ExportQueue | None = field(default=None, repr=False)
 
 
@@ -90,6 +92,7 @@ class SourcesExport:
             events = s.events() if callable(s.events) else s.events
             assert s._queue is not None
             s._queue.events = None if events is None else list(events)
+            s._queue.transcript = s.transcript() if callable(s.transcript) else s.transcript
             try:
                 s._queue.prepare()
             except BadInput as exc:

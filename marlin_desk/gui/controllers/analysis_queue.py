@@ -49,6 +49,7 @@ class QueueController(QObject):
         self._yielding: set[int] = set()  # queue jobs we stopped for the editor's
         self._looking = False  # a look for the next video is on its way
         self._closing = False
+        self.transcribe_with: Callable[[], bool] = lambda: False  # speech after each analysis
         self._retry = QTimer(self)
         self._retry.setSingleShot(True)
         self._retry.setInterval(RETRY_MS)
@@ -178,7 +179,9 @@ class QueueController(QObject):
         self.running, self.progress = video.fingerprint, None
         self.job = self.engine.submit(LibraryAnalyseRequest(
             video.path, video.fingerprint, window=float(self.settings.get("window_seconds")),
-            caption_tokens=int(self.settings.get("caption_tokens")) or None))
+            caption_tokens=int(self.settings.get("caption_tokens")) or None,
+            transcribe=self.transcribe_with(),
+            speech_model=str(self.settings.get("speech_model") or "")))
         self._show()
 
     def _ended(self) -> str | None:

@@ -13,9 +13,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QUndoStack
 
-from marlin_desk.core.options import SNAP_TOLERANCE_SECONDS
+from marlin_desk.core.options import SNAP_TOLERANCE_SECONDS, SPEECH_SNAP_TOLERANCE_SECONDS
 from marlin_desk.core.project import Clip
-from marlin_desk.core.snap import snap_span
+from marlin_desk.core.snap import snap_span, snap_to_speech
 from marlin_desk.core.timeline import Event
 from marlin_desk.gui import undo
 from marlin_desk.gui.document import Document
@@ -34,6 +34,7 @@ class EditsController(QObject):
         self.doc, self.stack, self.default_preset = doc, stack, default_preset
         self.shots: list[float] = []  # the open video's shot changes
         self.snap = False  # clips snap their In and Out to the nearest shot change
+        self.speech_snap = {"words": False, "sentences": False}  # ...or to what is said
 
     def set_shots(self, cuts: list[float]) -> None:
         self.shots = list(cuts)
@@ -41,12 +42,32 @@ class EditsController(QObject):
     def set_snap(self, on: bool) -> None:
         self.snap = bool(on)
 
+    def set_word_snap(self, on: bool) -> None:
+        self.speech_snap["words"] = bool(on)
+
+    def set_sentence_snap(self, on: bool) -> None:
+        self.speech_snap["sentences"] = bool(on)
+
     def _span(self, start: float, end: float) -> tuple[float, float]:
-        """A new clip's or a trim's edges, snapped to shot changes when the editor asked."""
+        """A new clip's or a trim's edges, snapped to what is said (sentences before words)
+        and then to shot changes, when the editor asked."""
+        start, end = self._on_speech(start, end)
         if not self.snap or not self.shots:
             return start, end
         a, b, _, _ = snap_span(start, end, self.shots, SNAP_TOLERANCE_SECONDS)
         return a, b
+
+    def _on_speech(self, start: float, end: float) -> tuple[float, float]:
+        transcript = self.doc.transcript
+        mode = next((m for m in ("sentences", "words") if self.speech_snap[m]), None)
+        if transcript is None or mode is None or end <= start:
+            return start, end
+        units = list(transcript.segments) if mode == "sentences" else transcript.words
+        if not units:
+            return start, end
+        return snap_to_speech(start, end, sorted(u.start for u in units),
+                              sorted(u.end for u in units),
+                              SPEECH_SNAP_TOLERANCE_SECONDS[mode])
 
     # -- events --------------------------------------------------------------------------
     @Slot(int, object)
@@ -114,6 +135,17 @@ class EditsController(QObject):
                  for i in indexes if 0 <= i < len(self.doc.results)]
         if not clips:
             self.refused.emit("Select a search result first (or run a search).")
+            return []
+        self.stack.push(undo.AddClips(self.doc, clips))
+        return clips
+
+    @Slot(list)
+    def add_clips_from_speech(self, spans: list[tuple[float, float, str]]) -> list[Clip]:
+        """Sentences of the transcript as clips, named by what is said."""
+        clips = [Clip(*self._span(a, b), text[:60], self.default_preset(), "speech")
+                 for a, b, text in spans if b > a]
+        if not clips:
+            self.refused.emit("Select what is said first (the Said panel's rows).")
             return []
         self.stack.push(undo.AddClips(self.doc, clips))
         return clips

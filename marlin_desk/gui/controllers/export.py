@@ -24,7 +24,9 @@ from marlin_desk.media.export import ClipSpec, ExportOptions
 from marlin_desk.media.export_sources import SourceClips
 from marlin_desk.media.naming import DEFAULT_TEMPLATE
 from marlin_desk.media.presets import DEFAULT_SPEED, default_mode
+from marlin_desk.media.subtitle_sources import default_subtitle_source
 from marlin_desk.workflows import video_events
+from marlin_desk.workflows.speech import cached_transcript
 
 WAIT, CANCEL_EXPORT, STAY = "wait", "cancel", "stay"
 
@@ -87,7 +89,8 @@ class ExportController(QObject):
 
         dialog = ExportDialog(len(ids), str(self.settings.export_dir), bool(self.doc.events),
                               self.window, last=self.settings.export_choices(),
-                              presets=self.settings.export_presets())
+                              presets=self.settings.export_presets(),
+                              has_transcript=self._has_transcript())
         dialog.presetSaved.connect(self.settings.save_export_preset)
         dialog.accepted.connect(lambda: self._accepted(list(ids), dialog.choices()))
         dialog.finished.connect(dialog.deleteLater)
@@ -102,10 +105,12 @@ class ExportController(QObject):
                fill: str | None = None, mode: str = "auto", subtitles: str = "none",
                encoder: str = DEFAULT_ENCODER, loudness: str = "keep",
                channels: str = "keep", speed: str = DEFAULT_SPEED, audio_kbps: str = "",
-               template: str = DEFAULT_TEMPLATE) -> bool:
+               template: str = DEFAULT_TEMPLATE, source: str | None = None,
+               captions: str | None = None) -> bool:
         """Export the clips; `preset` None keeps each clip's own; mode "auto" is the media
         layer's default for each clip's preset. Subtitles are made from the events as edited
-        in the Events panel (the export layer times them from each clip)."""
+        in the Events panel or from what is said (`source`; None: speech when the video has a
+        transcript); `captions` burns what is said in that caption style."""
         if not ids:
             self.notifier.error("There are no clips to export: add some to the clip bin first.")
             return False
@@ -121,19 +126,24 @@ class ExportController(QObject):
             p = preset or c.preset
             clip_mode = default_mode(p) if mode == "auto" else mode
             video = c.video_of(self.doc.video)
-            if video not in sources:  # another video's events are read on the export thread
-                events: Any = list(self.doc.events) if video == self.doc.video \
+            if video not in sources:  # another video's are read on the export thread
+                own = video == self.doc.video
+                events: Any = list(self.doc.events) if own \
                     else partial(video_events, video, self.cache)
-                sources[video] = SourceClips(video, [], events)
+                transcript: Any = self.doc.transcript if own \
+                    else partial(cached_transcript, video, cache=self.cache)
+                sources[video] = SourceClips(video, [], events, transcript)
             sources[video].clips.append(ClipSpec(
                 c.start, c.end, c.name, preset=p, mode=clip_mode,  # type: ignore[arg-type]
                 fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
-                subtitles=subtitles))  # type: ignore[arg-type]
+                subtitles=subtitles, captions=captions or None))  # type: ignore[arg-type]
         target = out_dir or str(self.settings.export_dir)
+        source = source or default_subtitle_source(self._has_transcript())
         try:
             worker = ExportWorker(list(sources.values()), target, self,
                                   options=ExportOptions(
                                       Path(target), name_template=template, speed=speed,
+                                      subtitle_source=source,  # type: ignore[arg-type]
                                       encoder=encoder, loudness=LOUDNESS_TARGETS.get(loudness),
                                       audio_channels=AUDIO_CHANNEL_CHOICES.get(channels),
                                       audio_kbps=int(audio_kbps) if audio_kbps else None))
@@ -153,6 +163,9 @@ class ExportController(QObject):
         self.jobs.add("export", f"Exporting {count(len(specs), 'clip')}", worker.cancel)
         worker.start()
         return True
+
+    def _has_transcript(self) -> bool:
+        return self.doc.transcript is not None and bool(self.doc.transcript.segments)
 
     def _by_source(self, clips: list[Any]) -> list[Any]:
         """The clips grouped by the video they are cut from (the open video's first), each

@@ -29,9 +29,11 @@ from marlin_desk.media.audio import (
     LOUDNESS_TARGETS,
     TRUE_PEAK_DB,
 )
+from marlin_desk.media.caption_styles import CAPTION_STYLES
 from marlin_desk.media.encoders import ENCODER_CHOICES
 from marlin_desk.media.naming import DEFAULT_TEMPLATE, TEMPLATE_FIELDS
 from marlin_desk.media.presets import DEFAULT_SPEED, MODE_LABELS, MODES, X264_SPEEDS
+from marlin_desk.media.subtitle_sources import SOURCE_LABELS, default_subtitle_source
 
 PER_CLIP = "per clip (as in the bin)"
 SPEED_SHOWN = tuple((v, f"{v} (quality over speed)" if X264_SPEEDS.index(v) >
@@ -52,6 +54,9 @@ SUBTITLE_CHOICES = (("none", "None"), ("srt", "SRT file beside the clip"),
                     ("vtt", "WebVTT file beside the clip"), ("soft", "Soft track in the clip"),
                     ("burn", "Burned into the picture"))
 
+SOURCE_CHOICES = tuple(SOURCE_LABELS.items())
+CAPTION_CHOICES = (("", "None"), *((name, style.label) for name, style in CAPTION_STYLES.items()))
+
 
 def _combo(choices: tuple[tuple[str, str], ...], name: str) -> QComboBox:
     box = QComboBox()
@@ -69,7 +74,8 @@ class ExportDialog(QDialog):
 
     def __init__(self, count: int, out_dir: str, has_events: bool,
                  parent: QWidget | None = None, last: dict[str, Any] | None = None,
-                 presets: dict[str, dict[str, Any]] | None = None) -> None:
+                 presets: dict[str, dict[str, Any]] | None = None,
+                 has_transcript: bool = False) -> None:
         super().__init__(parent)
         self.presets = dict(presets or {})
         self.saved = QComboBox()
@@ -108,8 +114,13 @@ class ExportDialog(QDialog):
         self.template.setAccessibleName("File names")
         self.template.setToolTip("Fields: " + ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS))
         self.subtitles = _combo(SUBTITLE_CHOICES, "Subtitles")
-        self.subtitles.setToolTip("Made from the events as edited in the Events panel, "
-                                  "timed from each clip's start")
+        self.subtitles.setToolTip("Made from what is said (the transcript) or from the events "
+                                  "as edited in the Events panel, timed from each clip's start")
+        self.source = _combo(SOURCE_CHOICES, "Subtitles from")
+        self.set_choice(self.source, default_subtitle_source(has_transcript))
+        self.captions = _combo(CAPTION_CHOICES, "Captions")
+        self.captions.setToolTip("What is said, burned in word by word in the Reels style "
+                                 "(needs a transcript: Analysis > Transcribe Speech)")
         self.folder = QLineEdit(out_dir)
         self.folder.setAccessibleName("Output folder")
         browse = QPushButton("Browse…")
@@ -133,9 +144,12 @@ class ExportDialog(QDialog):
         form.addRow("Audio bit rate", self.audio_kbps)
         form.addRow("File names", self.template)
         form.addRow("Subtitles", self.subtitles)
+        form.addRow("Subtitles from", self.source)
+        form.addRow("Captions", self.captions)
         form.addRow("Output folder", row)
-        if not has_events:
-            note = QLabel("There are no events yet: subtitles would be empty.")
+        if not has_events and not has_transcript:
+            note = QLabel("There are no events and no transcript yet: subtitles would be "
+                          "empty.")
             note.setWordWrap(True)
             form.addRow(note)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
@@ -154,7 +168,8 @@ class ExportDialog(QDialog):
         for box, key in ((self.preset, "preset"), (self.fill, "fill"), (self.mode, "mode"),
                          (self.encoder, "encoder"), (self.loudness, "loudness"),
                          (self.channels, "channels"), (self.subtitles, "subtitles"),
-                         (self.speed, "speed"), (self.audio_kbps, "audio_kbps")):
+                         (self.speed, "speed"), (self.audio_kbps, "audio_kbps"),
+                         (self.captions, "captions")):
             value = last.get(key)
             if value not in (None, "") and box.findData(value) >= 0:
                 self.set_choice(box, value)
@@ -218,6 +233,8 @@ class ExportDialog(QDialog):
                 "loudness": self.loudness.currentData(), "channels": self.channels.currentData(),
                 "subtitles": self.subtitles.currentData(), "speed": self.speed.currentData(),
                 "audio_kbps": self.audio_kbps.currentData() or "",
+                "source": self.source.currentData(),
+                "captions": self.captions.currentData() or None,
                 "template": self.template.text().strip() or DEFAULT_TEMPLATE}
 
     def apply(self, choices: dict[str, Any]) -> None:

@@ -71,6 +71,7 @@ class TimelineData:
         self.events = Lane()
         self.results = Lane()
         self.clips = Lane()
+        self.speech = Lane()  # the transcript's words ("Said")
         self.thumbs: list[tuple[float, Any]] = []  # (time, QPixmap), sorted
         self._thumb_times: list[float] = []
         self.wave: Any = None  # numpy peaks 0..1
@@ -94,6 +95,11 @@ class TimelineData:
     def set_clips(self, clips: list[Clip]) -> None:
         self.clips = Lane([Item(c.start, c.end, c.name or "clip", c.id) for c in clips],
                           pack=True)
+
+    def set_words(self, words: list[Any]) -> None:
+        """The spoken words (core.transcript.Word), one item each; ref: the word's start."""
+        self.speech = Lane([Item(w.start, max(w.end, w.start + 0.01), w.text.strip(), w.start)
+                            for w in words])
 
     def add_thumb(self, t: float, pixmap: Any) -> None:
         i = bisect.bisect_left(self._thumb_times, t)

@@ -27,12 +27,13 @@ from marlin_desk.gui.timeline.model import Item, Lane, TimelineData
 RULER_H = 22
 FILM_H = 46
 WAVE_H = 30
-ROW_H = {"events": 18, "results": 14, "clips": 20}
+ROW_H = {"events": 18, "speech": 14, "results": 14, "clips": 20}
+LANE_ORDER = ("events", "speech", "results", "clips")
 LANE_GAP = 4
 SCROLL_H = 12
 EDGE_PX = 6
 NICE_STEPS = [0.04, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600]
-LANE_NAMES = {"events": "Events", "results": "Find", "clips": "Clips"}
+LANE_NAMES = {"events": "Events", "speech": "Said", "results": "Find", "clips": "Clips"}
 
 
 class TimelineWidget(QWidget):
@@ -72,10 +73,10 @@ class TimelineWidget(QWidget):
 
     # -- geometry ---------------------------------------------------------------------------
     def _lanes(self) -> list[tuple[str, Lane, float, float]]:
-        """(name, lane, top y, row height) for the three item lanes."""
+        """(name, lane, top y, row height) for the item lanes."""
         y = RULER_H + FILM_H + WAVE_H + LANE_GAP
         out = []
-        for name in ("events", "results", "clips"):
+        for name in LANE_ORDER:
             lane: Lane = getattr(self.data, name)
             rows = max(1, lane.rows)
             out.append((name, lane, y, ROW_H[name]))
@@ -84,7 +85,7 @@ class TimelineWidget(QWidget):
 
     def _content_height(self) -> int:
         y = RULER_H + FILM_H + WAVE_H + LANE_GAP
-        for name in ("events", "results", "clips"):
+        for name in LANE_ORDER:
             y += max(1, getattr(self.data, name).rows) * ROW_H[name] + LANE_GAP
         return int(y)
 
@@ -256,6 +257,8 @@ class TimelineWidget(QWidget):
         elif area == "clips" and item is not None:
             self.selected_clip = str(item.ref)
             self.clipClicked.emit(str(item.ref))
+            self.seekRequested.emit(item.start)
+        elif area == "speech" and item is not None:  # a word: to where it is said
             self.seekRequested.emit(item.start)
         else:
             self._drag = ("seek", None)
@@ -446,9 +449,10 @@ class TimelineWidget(QWidget):
     def _paint_lane(self, p: QPainter, name: str, lane: Lane, top: float, row_h: float,
                     t0: float, t1: float) -> None:
         c = colours()
-        base = {"events": c.event, "results": c.result, "clips": c.clip}[name]
+        base = {"events": c.event, "speech": c.speech, "results": c.result,
+                "clips": c.clip}[name]
         selected = {"events": self.selected_event, "results": self.selected_result,
-                    "clips": self.selected_clip}[name]
+                    "clips": self.selected_clip}.get(name)
         preview = self._trim_preview if name == "clips" else None
         key = (name, lane, self.t0, self.pps, self.width(), selected, preview)
         cached = self._lane_cache.get(name)
