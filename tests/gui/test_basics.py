@@ -141,7 +141,7 @@ def test_io_marks_make_a_clip_and_trim_by_drag(qtbot, make_window, sample_video)
     assert w.clips_panel.model.rowCount() == 1
     tl = w.timeline
     tl.fit()
-    _, _, top, row_h = tl._lanes()[2]
+    _, _, top, row_h = next(lane for lane in tl._lanes() if lane[0] == "clips")
     y = int(top + row_h / 2)
     x_end = int(round(tl.x_of(3.04)))
     x_new = int(round(tl.x_of(4.5)))

@@ -127,7 +127,7 @@ def test_dragging_a_clip_edge_shows_that_frame(qtbot, make_window, sample_video)
     w.views.seek(0.2)
     tl = w.timeline
     tl.fit()
-    _, _, top, row_h = tl._lanes()[2]
+    _, _, top, row_h = next(lane for lane in tl._lanes() if lane[0] == "clips")
     y = int(top + row_h / 2)
     x_end, x_new = int(round(tl.x_of(3.0))), int(round(tl.x_of(4.5)))
     qtbot.mousePress(tl, Qt.MouseButton.LeftButton, pos=QPoint(x_end, y))

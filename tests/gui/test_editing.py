@@ -106,7 +106,8 @@ def test_export_dialog_choices(qtbot, make_window) -> None:
     assert d.choices() == {"out_dir": "/tmp/x", "preset": None, "fill": "crop",
                            "mode": "auto", "encoder": "auto", "loudness": "keep",
                            "channels": "keep", "subtitles": "none", "speed": "veryfast",
-                           "audio_kbps": "", "template": DEFAULT_TEMPLATE}
+                           "audio_kbps": "", "template": DEFAULT_TEMPLATE,
+                           "source": "events", "captions": None}  # no transcript: the events
     d.set_choice(d.preset, "youtube")
     assert not d.fill.isEnabled()  # fill only matters for 9:16 and 1:1
     d.set_choice(d.preset, "reels")
@@ -117,7 +118,8 @@ def test_export_dialog_choices(qtbot, make_window) -> None:
     assert d.choices() == {"out_dir": "/tmp/x", "preset": "reels", "fill": "blur",
                            "mode": "exact", "encoder": "auto", "loudness": "keep",
                            "channels": "keep", "subtitles": "burn", "speed": "veryfast",
-                           "audio_kbps": "", "template": DEFAULT_TEMPLATE}
+                           "audio_kbps": "", "template": DEFAULT_TEMPLATE,
+                           "source": "events", "captions": None}
     d.set_choice(d.mode, "fast")  # stream copy: no resize, no burned subtitles
     assert d.choices()["preset"] == "original" and d.choices()["subtitles"] == "none"
     assert not d.preset.isEnabled() and not d.fill.isEnabled()
