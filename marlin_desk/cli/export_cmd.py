@@ -182,10 +182,13 @@ def _events_for(video_path: str, args: argparse.Namespace) -> list[Event]:
 
 
 def _transcript_for(args: argparse.Namespace, video: str) -> Transcript | None:
-    """The video's transcript: from `--transcript FILE` (transcribe --json), else None."""
+    """The video's transcript: from `--transcript FILE` (transcribe --json), else the one
+    `marlin-desk transcribe` (or the app) stored for this file, else None."""
     path = getattr(args, "transcript", None)
     if not path:
-        return None
+        from marlin_desk.workflows.speech import cached_transcript
+
+        return cached_transcript(video)
     doc = _load_json(path)
     if isinstance(doc, dict) and isinstance(doc.get("transcript"), dict):
         doc = doc["transcript"]
@@ -206,8 +209,8 @@ def _source_for(args: argparse.Namespace, transcript: Transcript | None,
 
     source = args.source or default_subtitle_source(transcript is not None)
     if wanted and transcript is None and "speech" in kinds(source):
-        raise BadInput(f"--source {source} needs a transcript: pass --transcript FILE (the "
-                       "output of `marlin-desk transcribe VIDEO --json`)")
+        raise BadInput(f"--source {source} needs a transcript: run `marlin-desk transcribe "
+                       "VIDEO` first, or pass --transcript FILE (its --json output)")
     return source
 
 

@@ -78,3 +78,15 @@ def test_export_with_captions_and_both_tracks(talking: Talking, files, tmp_path:
     first = pysubs2.load(str(speech))[0]
     assert first.start < 400  # the words said from the clip's start (0.5 s) on
     assert pysubs2.load(str(seen))[0].plaintext == "A dark screen"
+
+
+def test_a_stored_transcript_is_used_without_a_file(talking: Talking, tmp_path: Path,
+                                                    capsys) -> None:
+    """`transcribe` stores what is said; `subtitles` then defaults to it, no --transcript."""
+    assert main(["transcribe", str(talking.video), "--json"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "stored.srt"
+    assert main(["subtitles", str(talking.video), "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == "speech"
+    said = " ".join(e.plaintext.replace("\n", " ") for e in pysubs2.load(str(out))).lower()
+    assert "captions follow every word" in said, said
