@@ -271,6 +271,8 @@ def test_preferences_are_saved_and_applied(qtbot, make_window, settings, sample_
     d.backend.setCurrentText("fp32")
     d.window.setValue(30.0)
     d.theme.setCurrentText("light")
+    d.speech_model.setCurrentIndex(d.speech_model.findData("small"))
+    d.speech_language.setCurrentText("de")
     _click(qtbot, d, QDialogButtonBox.StandardButton.Ok)
     try:
         fresh = Settings(settings.path)
@@ -283,6 +285,8 @@ def test_preferences_are_saved_and_applied(qtbot, make_window, settings, sample_
             > 150
         assert w.model_jobs.analyse() == 99
         assert isinstance(submitted[-1], AnalyseRequest) and submitted[-1].window == 30.0
+        assert w.speech.transcribe() == 99  # the speech model and language chosen
+        assert (submitted[-1].model, submitted[-1].language) == ("small", "de")
         # the same settings again: no reload
         w.dialogs.show_preferences()
         _click(qtbot, w.dialogs.preferences, QDialogButtonBox.StandardButton.Ok)

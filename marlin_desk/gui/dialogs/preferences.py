@@ -20,6 +20,11 @@ from PySide6.QtWidgets import (
 from marlin_desk.core import options
 from marlin_desk.gui.panels.clips import preset_label, preset_names
 from marlin_desk.gui.settings import Settings
+from marlin_desk.media.caption_styles import CAPTION_STYLES
+from marlin_desk.models.catalogue import SPEECH_CATALOGUE
+
+# The languages offered first (any other Whisper code can be typed): the ones most editors use.
+SPEECH_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "pl", "ja", "zh", "ko", "ru")
 
 
 class PreferencesDialog(QDialog):
@@ -68,11 +73,30 @@ class PreferencesDialog(QDialog):
         self.time_display.setCurrentText(settings.get("time_display"))
         self.time_display.setToolTip("Show times in seconds (0:07.500) or as the video's "
                                      "timecode (00:00:07:12); both can be typed")
+        self.speech_model = QComboBox()
+        self.speech_model.addItem("Automatic (small if downloaded, else the bundled tiny.en)", "")
+        for entry in SPEECH_CATALOGUE:
+            self.speech_model.addItem(f"{entry.alias} — {entry.note}", entry.alias)
+        self.speech_model.setCurrentIndex(max(0, self.speech_model.findData(
+            settings.get("speech_model"))))
+        self.speech_language = QComboBox()
+        for code in (options.SPEECH_LANGUAGE_AUTO, *SPEECH_LANGUAGES):
+            self.speech_language.addItem(code, code)
+        self.speech_language.setEditable(True)  # any code Whisper knows can be typed
+        self.speech_language.setCurrentText(str(settings.get("speech_language")))
+        self.caption_style = QComboBox()
+        for name, style in CAPTION_STYLES.items():
+            self.caption_style.addItem(style.label, name)
+        self.caption_style.setCurrentIndex(max(0, self.caption_style.findData(
+            settings.get("caption_style"))))
         form = QFormLayout(self)
         for label, widget in (("Backend", self.backend), ("Device", self.device),
                               ("Window length", self.window), ("Export folder", self.export_dir),
                               ("Default preset", self.preset), ("Theme", self.theme),
-                              ("Time display", self.time_display)):
+                              ("Time display", self.time_display),
+                              ("Speech model", self.speech_model),
+                              ("Speech language", self.speech_language),
+                              ("Caption preview", self.caption_style)):
             widget.setAccessibleName(label)
             form.addRow(label, widget)
         self.model.setAccessibleName("Model")
@@ -115,4 +139,8 @@ class PreferencesDialog(QDialog):
         s.set("server_model", self.server_model.text().strip())
         s.set("server_api_key", self.server_api_key.text().strip())
         s.set("server_windows_in_flight", self.server_windows_in_flight.value())
+        s.set("speech_model", self.speech_model.currentData() or "")
+        s.set("speech_language", self.speech_language.currentText().strip().lower()
+              or options.SPEECH_LANGUAGE_AUTO)
+        s.set("caption_style", self.caption_style.currentData())
         super().accept()
