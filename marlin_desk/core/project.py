@@ -14,11 +14,12 @@ import json
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from marlin_desk.core.errors import BadInput
+from marlin_desk.core.reframe import Pin, check_mode, sorted_pins
 from marlin_desk.core.timeline import Event, round_time
 
 FORMAT = "marlin-desk-project"
@@ -33,7 +34,12 @@ def new_clip_id() -> str:
 
 @dataclass(frozen=True)
 class Clip:
-    """One clip in the bin: a span of the source video and how to export it."""
+    """One clip in the bin: a span of the source video and how to export it.
+
+    `reframe` is the clip's own reframing mode (core.reframe: auto, centre, off; None: the
+    preset's default) and `pins` the editor's keyframes of the crop (video times). Both are
+    written to the project only when set, so older projects read unchanged and older apps
+    ignore them."""
 
     start: float
     end: float
@@ -41,31 +47,49 @@ class Clip:
     preset: str = "original"
     source: str = "manual"  # where it came from: event, find, marks, manual
     id: str = field(default_factory=new_clip_id)
+    reframe: str | None = None
+    pins: tuple[Pin, ...] = ()
 
     @property
     def duration(self) -> float:
         return self.end - self.start
 
     def with_times(self, start: float, end: float) -> Clip:
-        return Clip(start, end, self.name, self.preset, self.source, self.id)
+        return replace(self, start=start, end=end)
 
     def renamed(self, name: str) -> Clip:
-        return Clip(self.start, self.end, name, self.preset, self.source, self.id)
+        return replace(self, name=name)
 
     def with_preset(self, preset: str) -> Clip:
-        return Clip(self.start, self.end, self.name, preset, self.source, self.id)
+        return replace(self, preset=preset)
+
+    def with_reframe(self, mode: str | None) -> Clip:
+        return replace(self, reframe=None if mode is None else check_mode(mode))
+
+    def with_pins(self, pins: tuple[Pin, ...] | list[Pin]) -> Clip:
+        """The clip with these pins (sorted, one per time)."""
+        return replace(self, pins=sorted_pins(pins))
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "start": round_time(self.start),
-                "end": round_time(self.end), "preset": self.preset, "source": self.source}
+        doc: dict[str, Any] = {"id": self.id, "name": self.name,
+                               "start": round_time(self.start), "end": round_time(self.end),
+                               "preset": self.preset, "source": self.source}
+        if self.reframe is not None:
+            doc["reframe"] = self.reframe
+        if self.pins:
+            doc["pins"] = [p.to_json() for p in self.pins]
+        return doc
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Clip:
         start, end = float(d["start"]), float(d["end"])
         if not end > start >= 0:
             raise ValueError(f"clip times {start}..{end} are not a forward range")
+        reframe = d.get("reframe")
         return cls(start, end, str(d.get("name", "")), str(d.get("preset", "original")),
-                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()))
+                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()),
+                   None if reframe is None else check_mode(str(reframe)),
+                   sorted_pins([Pin.from_json(p) for p in d.get("pins") or []]))
 
 
 @dataclass

@@ -77,6 +77,9 @@ from marlin_desk.media.presets import (
     video_codec,
 )
 from marlin_desk.media.probe import VideoInfo
+from marlin_desk.media.reframe import DetectionSource, clip_path
+from marlin_desk.media.reframe_path import CropPath
+from marlin_desk.media.reframe_render import crop_expressions
 from marlin_desk.media.smart_cut import (
     SmartFallback,
     SmartPlan,
@@ -162,10 +165,12 @@ def output_size(info: VideoInfo, spec: ClipSpec) -> tuple[int, int]:
 def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoInfo,
                   out_path: Path, options: ExportOptions, *, soft_subs: Path | None = None,
                   burn_subs: Path | None = None, encoder: Encoder | None = None,
-                  audio: AudioPlan | None = None) -> list[str]:
+                  audio: AudioPlan | None = None,
+                  crop: tuple[CropPath, float] | None = None) -> list[str]:
     """The FFmpeg argument list (executable first) writing `out_path`; a re-encode uses
     `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265. `audio`
-    (media.audio) says how the sound is written; None: as the options ask, no loudness."""
+    (media.audio) says how the sound is written; None: as the options ask, no loudness.
+    `crop`: a reframing path and the video time of the clip's first frame (media.reframe)."""
     spec = plan.spec
     preset = get_preset(spec.preset)
     if audio is None:
@@ -191,7 +196,8 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
     else:
         fill = spec.fill or preset.fill
         v = src["v:0"].filter("trim", start=f"{plan.skip:.6f}").filter("setpts", "PTS-STARTPTS")
-        v = apply_video_filters(v, preset, fill, plan.fps)
+        crop_xy = None if crop is None else crop_expressions(crop[0], crop[1], float(plan.fps))
+        v = apply_video_filters(v, preset, fill, plan.fps, crop_xy)
         if burn_subs is not None:
             v = v.filter("subtitles", filename=str(burn_subs))
         codec = video_codec(info, preset, binary.has_encoder("libx265"))
@@ -239,11 +245,13 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
                 index: int = 1, events: Sequence[Event] | None = None,
                 info: VideoInfo | None = None, binary: FFmpegBinary | None = None,
                 on_progress: Callable[[float], None] | None = None,
-                cancel: CancelToken | None = None) -> ExportResult:
+                cancel: CancelToken | None = None,
+                detections: DetectionSource | None = None) -> ExportResult:
     """Export one clip; returns a `done` result or raises Cancelled / MarlinError / BadInput.
 
     `events` (video time) are needed for any subtitles other than "none". A cancel or failure
-    leaves no file under the final name (the partial file is deleted).
+    leaves no file under the final name (the partial file is deleted). `detections` gives a
+    reframed clip's subject detections (workflows.reframe's cache); else they are made here.
     """
     t0 = time.monotonic()
     video = os.path.abspath(os.fspath(video))
@@ -260,8 +268,12 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
     except OSError as exc:
         raise BadInput(f"cannot create the output folder {out_dir}: "
                        f"{exc.strerror or exc}") from None
-    job = _Job(video, info, binary, options, index, events, out_dir, _Rising(on_progress),
-               cancel)
+    rising = _Rising(on_progress)
+    crop, reframe = _reframe(video, info, spec, detections, rising, cancel)
+    job = _Job(video, info, binary, options, index, events, out_dir,
+               rising if crop is None else (lambda f: rising(_DETECT_SHARE
+                                                             + (1 - _DETECT_SHARE) * f)),
+               cancel, crop)
     fallback = None
     if spec.mode == "smart":
         fallback = smart_blocker(get_preset(spec.preset), spec.subtitles, info, binary)
@@ -272,11 +284,36 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
                 fallback = str(exc)
             else:
                 result.seconds = time.monotonic() - t0
+                result.reframe = reframe
                 return result
     result = job.write(spec, "fast" if spec.mode == "fast" else "exact")
     result.fallback = fallback
+    result.reframe = reframe
     result.seconds = time.monotonic() - t0
     return result
+
+
+# The share of a reframed clip's progress bar that the subject detection fills (it costs about
+# a fifth of the encode: bench/reframe.py).
+_DETECT_SHARE = 0.2
+
+
+def _reframe(video: str, info: VideoInfo, spec: ClipSpec, detections: DetectionSource | None,
+             progress: Callable[[float], None], cancel: CancelToken | None,
+             ) -> tuple[tuple[CropPath, float] | None, dict[str, Any] | None]:
+    """The clip's moving crop (path, first frame's video time) or None, and its report."""
+    if spec.mode == "fast":
+        return None, None
+    preset = get_preset(spec.preset)
+    path, first, report = clip_path(
+        video, info, spec.start, spec.end, preset, spec.fill or preset.fill, spec.reframe,
+        spec.pins, detections=detections, cancel=cancel,
+        on_progress=lambda f: progress(_DETECT_SHARE * f))
+    if path is None or path.axis is None or first is None:
+        return None, report
+    if not path.pins and not any(shot.subject for shot in path.shots):
+        return None, report  # nobody found: the centre crop, as the preset draws it
+    return (path, first), report
 
 
 @dataclass
@@ -292,6 +329,7 @@ class _Job:
     out_dir: Path
     on_progress: Callable[[float], None]
     cancel: CancelToken | None
+    crop: tuple[CropPath, float] | None = None  # the reframing path (media.reframe)
 
     def write(self, spec: ClipSpec, mode: Mode, smart: SmartPlan | None = None) -> ExportResult:
         """Write the clip in `mode` (smart needs its plan) and place it under its final name."""
@@ -381,7 +419,8 @@ class _Job:
                                    self.binary.has_encoder("libx265"))
             encoder = choose_encoder(self.binary, software, self.options.encoder)
         cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
-                            soft_subs=soft, burn_subs=burn, encoder=encoder, audio=audio)
+                            soft_subs=soft, burn_subs=burn, encoder=encoder, audio=audio,
+                            crop=self.crop)
         try:
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         except Cancelled:
@@ -394,7 +433,7 @@ class _Job:
                                                 f"{software}")
             cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
                                 soft_subs=soft, burn_subs=burn, encoder=encoder,
-                                audio=audio)
+                                audio=audio, crop=self.crop)
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         return encoder
 

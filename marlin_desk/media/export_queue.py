@@ -29,6 +29,7 @@ from marlin_desk.media.clip_export import (
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.presets import estimated_kbps, get_preset
 from marlin_desk.media.probe import VideoInfo
+from marlin_desk.media.reframe import DetectionSource
 
 ProgressFn = Callable[[int, float, float], None]
 ResultFn = Callable[[ExportResult], None]
@@ -69,7 +70,8 @@ class ExportQueue:
                  options: ExportOptions, *, events: Sequence[Event] | None = None,
                  on_progress: ProgressFn | None = None, on_result: ResultFn | None = None,
                  binary: FFmpegBinary | None = None,
-                 cancel: threading.Event | None = None) -> None:
+                 cancel: threading.Event | None = None,
+                 detections: DetectionSource | None = None) -> None:
         self.video = os.path.abspath(os.fspath(video))
         self.clips = list(clips)
         self.options = options
@@ -77,6 +79,7 @@ class ExportQueue:
         self.on_progress = on_progress
         self.on_result = on_result
         self.binary = binary
+        self.detections = detections  # reframing detections (workflows.reframe's cache)
         self._all = cancel if cancel is not None else threading.Event()
         self._own = [threading.Event() for _ in self.clips]
         self._tokens = [_EitherSet(self._all, own) for own in self._own]
@@ -134,7 +137,8 @@ class ExportQueue:
                 try:
                     result = export_clip(self.video, spec, self.options, index=i + 1,
                                          events=self.events, info=info, binary=binary,
-                                         on_progress=report, cancel=self._tokens[i])
+                                         on_progress=report, cancel=self._tokens[i],
+                                         detections=self.detections)
                 except Cancelled:
                     result.status = "cancelled"
                 except MarlinError as exc:

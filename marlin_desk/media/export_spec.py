@@ -4,11 +4,12 @@ the result as written, and the checks a spec must pass before anything runs."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from marlin_desk.core.errors import BadInput
+from marlin_desk.core.reframe import REFRAME_MODES, Pin
 from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.naming import DEFAULT_TEMPLATE
 from marlin_desk.media.presets import (
@@ -37,6 +38,10 @@ class ClipSpec:
     mode: Mode = DEFAULT_MODE
     fill: Fill | None = None  # None: the preset's default (crop for 9:16 and 1:1)
     subtitles: SubtitleMode = "none"
+    # Reframing (media.reframe): None takes media.reframe.default_mode (auto where the preset
+    # crops to another aspect); pins are the editor's keyframes of the crop (video times).
+    reframe: str | None = None
+    pins: tuple[Pin, ...] = ()
 
     @property
     def duration(self) -> float:
@@ -81,6 +86,7 @@ class ExportResult:
     smart: dict[str, Any] | None = None  # what a smart cut re-encoded and copied
     encoder: dict[str, Any] | None = None  # the video encoder that ran and why (None: a copy)
     audio: dict[str, Any] | None = None  # channels, codec, loudness measured in and out, note
+    reframe: dict[str, Any] | None = None  # mode, shots, shots with a subject, pins (reframe)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,6 +102,7 @@ class ExportResult:
             "error": self.error, "seconds": round(self.seconds, 3),
             "mode_used": self.mode_used or None, "fallback_reason": self.fallback,
             "smart": self.smart, "encoder": self.encoder, "audio": self.audio,
+            "reframe": self.reframe,
         }
 
 
@@ -116,6 +123,8 @@ def validate_clip(spec: ClipSpec, info: VideoInfo) -> ClipSpec:
                        f"use {', '.join(SUBTITLE_MODES)}")
     if spec.fill is not None and spec.fill not in FILLS:
         raise BadInput(f"unknown fill {spec.fill!r}; use {', '.join(FILLS)}")
+    if spec.reframe is not None and spec.reframe not in REFRAME_MODES:
+        raise BadInput(f"unknown reframe mode {spec.reframe!r}; use {', '.join(REFRAME_MODES)}")
     if spec.mode == "fast" and preset.name != "original":
         raise BadInput(f"{label}: fast mode copies the streams and cannot resize for the "
                        f"{preset.name} preset; use exact mode")
@@ -125,5 +134,4 @@ def validate_clip(spec: ClipSpec, info: VideoInfo) -> ClipSpec:
     frame = 1.0 / info.fps if info.fps > 0 else 0.04
     if end - spec.start < frame / 2:
         raise BadInput(f"{label}: shorter than one frame")
-    return ClipSpec(spec.start, end, spec.description, spec.preset, spec.mode, spec.fill,
-                    spec.subtitles)
+    return replace(spec, end=end)
