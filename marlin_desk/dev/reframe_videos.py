@@ -154,18 +154,21 @@ def make_reframe_video(path: str | Path, scenario: str, *, size: tuple[int, int]
 def locate_crop(output_rgb: np.ndarray, source_rgb: np.ndarray, crop_w: int,
                 crop_h: int) -> tuple[int, int]:
     """Where (x, y in source pixels) a crop of crop_w x crop_h was taken from `source_rgb`, found
-    by matching the exported frame, scaled back to the crop's size, against every position."""
-    small = np.asarray(Image.fromarray(output_rgb).resize((crop_w, crop_h),
-                                                          Image.Resampling.BILINEAR),
-                       dtype=np.float32)
+    by matching the exported frame, scaled back to the crop's size (here unless it already is),
+    against every position: first every 4th, then each one around the best."""
+    if output_rgb.shape[:2] != (crop_h, crop_w):
+        output_rgb = np.asarray(Image.fromarray(output_rgb).resize(
+            (crop_w, crop_h), Image.Resampling.BILINEAR))
     src = source_rgb.astype(np.float32)
-    sh, sw = src.shape[:2]
-    best, where = math.inf, (0, 0)
     step = 4  # compare every 4th row and column: plenty for smooth noise, 16x cheaper
-    probe = small[::step, ::step]
-    for y in range(0, sh - crop_h + 1):
-        for x in range(0, sw - crop_w + 1):
-            diff = float(np.abs(src[y:y + crop_h:step, x:x + crop_w:step] - probe).mean())
-            if diff < best:
-                best, where = diff, (x, y)
-    return where
+    probe = output_rgb.astype(np.float32)[::step, ::step]
+    sh, sw = src.shape[:2]
+
+    def cost(x: int, y: int) -> float:
+        return float(np.abs(src[y:y + crop_h:step, x:x + crop_w:step] - probe).mean())
+
+    xs, ys = range(0, sw - crop_w + 1), range(0, sh - crop_h + 1)
+    coarse = min(((x, y) for y in ys[::4] for x in xs[::4]), key=lambda p: cost(*p))
+    near = [(x, y) for y in ys if abs(y - coarse[1]) <= 4 for x in xs
+            if abs(x - coarse[0]) <= 4]
+    return min(near, key=lambda p: cost(*p))

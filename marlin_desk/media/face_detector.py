@@ -105,6 +105,8 @@ def detect_faces(bgr: np.ndarray, min_confidence: float = 0.6) -> list[FaceBox]:
         x1, y1 = min(float(w), bx + bw), min(float(h), by + bh)
         if x1 <= x0 or y1 <= y0:
             continue
-        faces.append(FaceBox(x0 / w, y0 / h, (x1 - x0) / w, (y1 - y0) / h, score))
+        # Rounded as the cache stores them, so a cached analysis is the same as a fresh one.
+        faces.append(FaceBox(round(x0 / w, 5), round(y0 / h, 5), round((x1 - x0) / w, 5),
+                             round((y1 - y0) / h, 5), round(score, 3)))
     faces.sort(key=lambda f: -f.score)
     return faces

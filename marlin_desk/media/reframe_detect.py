@@ -185,7 +185,8 @@ def detect_span(video: str, info: VideoInfo, start: float, end: float,
                        f"of {video}: cannot place the faces in time")
     found = _inside(parse_cuts([ln for ln in lines if f"Parsed_showinfo_{cut_index} " in ln],
                                info.start_time), start, end) if cut_index is not None else None
-    samples = tuple(Sample(t, tuple(f)) for t, f in zip(times, faces.found, strict=True))
+    samples = tuple(Sample(round(t, 6), tuple(f))
+                    for t, f in zip(times, faces.found, strict=True))
     return SpanDetections(start, end, fw, fh, samples,
                           found if found is not None else _inside(cuts or [], start, end),
                           detector_name(), note)
