@@ -17,7 +17,10 @@ Boxes come back as fractions of the picture, so callers never see the detection 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +29,7 @@ import numpy as np
 DETECTOR = "yuface"
 DETECTOR_VERSION = 1  # bump when boxes change for the same pixels: cached detections then miss
 
+_OPENMP_ENV = {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 _lock = threading.Lock()  # the C library keeps one network; calls from two threads serialise
 _module: Any = None
 _missing: str | None = None
@@ -68,12 +72,32 @@ def _load() -> Any:
     global _module, _missing
     if _module is None and _missing is None:
         try:
-            import yuface  # the one import of the detector package (see .importlinter)
+            with _one_openmp_thread():
+                import yuface  # the one import of the detector package (see .importlinter)
 
             _module = yuface
         except ImportError as exc:  # no wheel for this platform (macOS) or a broken install
             _missing = f"no face detector on this machine (yuface: {exc})"
     return _module
+
+
+@contextlib.contextmanager
+def _one_openmp_thread() -> Iterator[None]:
+    """yuface's own OpenMP runtime reads these when it loads. With its default (a thread per
+    core, spinning between frames) it fought FFmpeg's decoder for the two cores: a 20 s 1080p
+    span took 8.1 s to analyse, 3.2 s with one passive thread (bench/reframe.py). The variables
+    are put back at once: other libraries (torch) load their own OpenMP copy and read them then.
+    """
+    saved = {k: os.environ.get(k) for k in _OPENMP_ENV}
+    os.environ.update(_OPENMP_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def available() -> str | None:

@@ -78,7 +78,7 @@ def clip_path(video: str, info: VideoInfo, start: float, end: float, preset: Pre
     det = source(video, info, start, end, settings, cancel=cancel, on_progress=on_progress)
     assert preset.width and preset.height
     path = compute_path(det, preset.width, preset.height, settings, pins)
-    first = det.samples[0].t if det.samples else start
+    first = det.first_frame if det.first_frame is not None else start
     report = {"mode": "auto", "applied": True, **path.summary(), "detector": det.detector,
               "seconds": round(time.perf_counter() - began, 3)}
     return path, first, report

@@ -65,6 +65,9 @@ def test_samples_at_the_detection_rate_with_the_cut(footage: Footage) -> None:
     assert seen[-1] == 1.0 and seen == sorted(seen)
     given = detect_span(str(video), info, 0.5, 2.9, cuts=[0.2, 1.0, 5.0])
     assert given.cuts == (1.0,)  # the caller's cuts, inside the span only
+    # With the cuts known only reference frames are decoded; the clip's first frame is still
+    # the exact one (from packet times), since the export's crop times count from it.
+    assert det.first_frame == given.first_frame == pytest.approx(0.52, abs=1e-6)
 
 
 def test_rotated_offset_and_vfr_sources(tmp_path: Path) -> None:
