@@ -7,8 +7,9 @@ crop's position can be found again in an exported frame by matching it against t
 (`locate_crop`), and a change of seed is a real cut for FFmpeg's scene score.
 
 Scenarios (`SCENARIOS`): the face moving across the frame, held still, jittering inside the dead
-zone, in two shots on opposite sides, and a frame with no face. `make_reframe_video` returns the
-truth: where the face is at each time, in source pixels, and the cut times.
+zone, in two shots on opposite sides, a shot with her and one without, and no face at all.
+`make_reframe_video` returns the truth: where the face is at each time, in source pixels, and
+the cut times.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import av
 import numpy as np
 from PIL import Image
 
-SCENARIOS = ("moving", "still", "jitter", "two_shots", "no_face")
+SCENARIOS = ("moving", "still", "jitter", "two_shots", "face_then_empty", "no_face")
 # Where the face is inside the patch (fractions of the patch), measured once with the app's
 # detector on the patch below (tests/reframe check the detector still agrees).
 FACE_IN_PATCH = (0.30, 0.23, 0.35, 0.39)  # x, y, w, h
@@ -86,6 +87,10 @@ def _scenario(name: str, width: int, duration: float) -> tuple[
     if name == "two_shots":
         cut = round(duration / 2, 1)
         return ((lambda t: width * (0.22 if t < cut else 0.78)),
+                (lambda t: 1 if t < cut else 2), [cut])
+    if name == "face_then_empty":  # a shot with her on the left, then one with nobody
+        cut = round(duration / 2, 1)
+        return ((lambda t: width * 0.22 if t < cut else None),
                 (lambda t: 1 if t < cut else 2), [cut])
     if name == "no_face":
         return (lambda t: None), (lambda t: 3), []

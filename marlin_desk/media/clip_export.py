@@ -78,8 +78,7 @@ from marlin_desk.media.presets import (
 )
 from marlin_desk.media.probe import VideoInfo
 from marlin_desk.media.reframe import DetectionSource, clip_path
-from marlin_desk.media.reframe_path import CropPath
-from marlin_desk.media.reframe_render import crop_expressions
+from marlin_desk.media.reframe_render import MovingCrop, shot_is_cropped
 from marlin_desk.media.smart_cut import (
     SmartFallback,
     SmartPlan,
@@ -166,11 +165,11 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
                   out_path: Path, options: ExportOptions, *, soft_subs: Path | None = None,
                   burn_subs: Path | None = None, encoder: Encoder | None = None,
                   audio: AudioPlan | None = None,
-                  crop: tuple[CropPath, float] | None = None) -> list[str]:
+                  crop: MovingCrop | None = None) -> list[str]:
     """The FFmpeg argument list (executable first) writing `out_path`; a re-encode uses
     `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265. `audio`
     (media.audio) says how the sound is written; None: as the options ask, no loudness.
-    `crop`: a reframing path and the video time of the clip's first frame (media.reframe)."""
+    `crop`: the reframing crop (media.reframe_render), rendered frame by frame."""
     spec = plan.spec
     preset = get_preset(spec.preset)
     if audio is None:
@@ -194,10 +193,11 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
             streams.append(_audio_filters(src["a:0"], audio))
             out_args.update(audio.encode)
     else:
-        fill = spec.fill or preset.fill
+        fill = (spec.fill or preset.fill) if crop is None else (crop.fill_elsewhere or "crop")
         v = src["v:0"].filter("trim", start=f"{plan.skip:.6f}").filter("setpts", "PTS-STARTPTS")
-        crop_xy = None if crop is None else crop_expressions(crop[0], crop[1], float(plan.fps))
-        v = apply_video_filters(v, preset, fill, plan.fps, crop_xy)
+        crop_xy = None if crop is None else crop.expressions(float(plan.fps))
+        when = None if crop is None else crop.cropped_when(float(plan.fps))
+        v = apply_video_filters(v, preset, fill, plan.fps, crop_xy, when)  # type: ignore[arg-type]
         if burn_subs is not None:
             v = v.filter("subtitles", filename=str(burn_subs))
         codec = video_codec(info, preset, binary.has_encoder("libx265"))
@@ -300,20 +300,22 @@ _DETECT_SHARE = 0.2
 
 def _reframe(video: str, info: VideoInfo, spec: ClipSpec, detections: DetectionSource | None,
              progress: Callable[[float], None], cancel: CancelToken | None,
-             ) -> tuple[tuple[CropPath, float] | None, dict[str, Any] | None]:
-    """The clip's moving crop (path, first frame's video time) or None, and its report."""
+             ) -> tuple[MovingCrop | None, dict[str, Any] | None]:
+    """The clip's moving crop or None (the preset's own picture), and its report."""
     if spec.mode == "fast":
         return None, None
     preset = get_preset(spec.preset)
+    fill = spec.fill or preset.fill
     path, first, report = clip_path(
-        video, info, spec.start, spec.end, preset, spec.fill or preset.fill, spec.reframe,
+        video, info, spec.start, spec.end, preset, fill, spec.reframe,
         spec.pins, detections=detections, cancel=cancel,
         on_progress=lambda f: progress(_DETECT_SHARE * f))
     if path is None or path.axis is None or first is None:
         return None, report
-    if not path.pins and not any(shot.subject for shot in path.shots):
-        return None, report  # nobody found: the centre crop, as the preset draws it
-    return (path, first), report
+    cropped = [shot_is_cropped(path, shot) for shot in path.shots]
+    if not any(cropped):
+        return None, report  # nobody found: the preset's own picture (the centre crop)
+    return MovingCrop(path, first, None if fill == "crop" or all(cropped) else fill), report
 
 
 @dataclass
@@ -329,7 +331,7 @@ class _Job:
     out_dir: Path
     on_progress: Callable[[float], None]
     cancel: CancelToken | None
-    crop: tuple[CropPath, float] | None = None  # the reframing path (media.reframe)
+    crop: MovingCrop | None = None  # the reframing crop (media.reframe_render)
 
     def write(self, spec: ClipSpec, mode: Mode, smart: SmartPlan | None = None) -> ExportResult:
         """Write the clip in `mode` (smart needs its plan) and place it under its final name."""

@@ -34,8 +34,9 @@ class DetectionSource(Protocol):
 
 
 def can_reframe(preset: Preset, info: VideoInfo, fill: Fill) -> bool:
-    """Whether a moving crop can change anything: the preset crops to another aspect."""
-    if not (preset.width and preset.height) or fill != "crop":
+    """Whether a moving crop can change anything: the preset has another aspect than the
+    source (with the blur or pad fill, `auto` crops the shots where a subject is found)."""
+    if not (preset.width and preset.height):
         return False
     fw, fh = frame_size(info)
     cw, ch = crop_size(fw, fh, preset.width, preset.height)
@@ -44,7 +45,7 @@ def can_reframe(preset: Preset, info: VideoInfo, fill: Fill) -> bool:
 
 def default_mode(preset: Preset, info: VideoInfo, fill: Fill) -> str:
     """The mode a clip gets when it names none."""
-    return DEFAULT_REFRAME_MODE if can_reframe(preset, info, fill) else "off"
+    return DEFAULT_REFRAME_MODE if fill == "crop" and can_reframe(preset, info, fill) else "off"
 
 
 def check_mode(mode: str | None) -> None:
@@ -64,9 +65,9 @@ def clip_path(video: str, info: VideoInfo, start: float, end: float, preset: Pre
     chosen = mode or default_mode(preset, info, fill)
     if chosen == "off":
         return None, None, None
-    if not can_reframe(preset, info, fill):
-        why = ("the crop has the source's aspect" if fill == "crop" else
-               f"the {fill} fill keeps the whole picture")
+    if not can_reframe(preset, info, fill) or (chosen == "centre" and fill != "crop"):
+        why = (f"the {fill} fill keeps the whole picture" if fill != "crop" else
+               "the crop has the source's aspect")
         return None, None, {"mode": chosen, "applied": False, "note": f"nothing to reframe: "
                                                                        f"{why}"}
     if chosen == "centre":
@@ -80,6 +81,7 @@ def clip_path(video: str, info: VideoInfo, start: float, end: float, preset: Pre
     path = compute_path(det, preset.width, preset.height, settings, pins)
     first = det.first_frame if det.first_frame is not None else start
     report = {"mode": "auto", "applied": True, **path.summary(), "detector": det.detector,
+              "without_subject": "centre" if fill == "crop" else fill,
               "seconds": round(time.perf_counter() - began, 3)}
     return path, first, report
 

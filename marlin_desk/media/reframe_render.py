@@ -16,6 +16,8 @@ frame before the new shot's first frame, so rounding in the fps filter cannot mo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from marlin_desk.media.reframe_path import CropPath, ShotPath
 
 _TOLERANCE_PX = 0.1
@@ -75,6 +77,42 @@ def _tree(pieces: list[tuple[float, str]]) -> str:
         return pieces[0][1]
     mid = len(pieces) // 2
     return f"if(lt(t,{_num(pieces[mid][0])}),{_tree(pieces[:mid])},{_tree(pieces[mid:])})"
+
+
+@dataclass(frozen=True)
+class MovingCrop:
+    """What the export renders: the path, the video time of the clip's first frame, and the
+    fill kept for the shots where nobody was found (None: every shot is cropped; "blur" or
+    "pad": the editor chose that fill, so shots without a subject keep it)."""
+
+    path: CropPath
+    first_frame: float
+    fill_elsewhere: str | None = None
+
+    def expressions(self, fps: float) -> tuple[str, str]:
+        return crop_expressions(self.path, self.first_frame, fps)
+
+    def cropped_when(self, fps: float) -> str | None:
+        """FFmpeg's `enable` expression for the frames that are cropped (clip time), or None
+        when all are."""
+        if self.fill_elsewhere is None:
+            return None
+        half = 0.5 / fps if fps > 0 else 0.0
+        spans = []
+        for index, shot in enumerate(self.path.shots):
+            if not shot_is_cropped(self.path, shot):
+                continue
+            a = -1e9 if index == 0 else shot.start - self.first_frame - half
+            last = index == len(self.path.shots) - 1
+            b = 1e9 if last else self.path.shots[index + 1].start - self.first_frame - half
+            spans.append(f"between(t,{_num(a)},{_num(b - 1e-6)})")
+        return "+".join(spans) if spans else "0"
+
+
+def shot_is_cropped(path: CropPath, shot: ShotPath) -> bool:
+    """A shot gets the moving crop when a subject was found in it or the editor pinned it."""
+    return shot.subject or any(shot.start <= p.t < shot.end or p.t == shot.end == path.end
+                               for p in path.pins)
 
 
 def crop_expressions(path: CropPath, first_frame: float, fps: float) -> tuple[str, str]:

@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 
 import av
+import numpy as np
 import pytest
+from PIL import Image
 
 from marlin_desk.core.reframe import Pin
 from marlin_desk.dev.reframe_videos import ReframeTruth, locate_crop
@@ -136,3 +138,28 @@ def test_bad_mode_is_refused(footage: Footage, tmp_path: Path) -> None:
         export_clip(video, ClipSpec(0, 1, preset="reels", mode="exact", reframe="left"),
                     ExportOptions(tmp_path))
     assert not list(tmp_path.iterdir())
+
+
+def test_blur_fill_keeps_the_shots_without_a_subject(footage: Footage, tmp_path: Path) -> None:
+    video, truth = footage("face_then_empty")
+    out, report = _export(video, tmp_path, fill="blur", reframe="auto")
+    assert report["shots"] == 2 and report["shots_with_subject"] == 1
+    assert report["without_subject"] == "blur"
+    (cut,) = report["cuts"]  # type: ignore[misc]
+    with av.open(str(out)) as container:
+        frames = [(float(f.time), f.to_ndarray(format="rgb24"))
+                  for i, f in enumerate(container.decode(video=0)) if i % 6 == 0]
+    face = truth.face_at(0.0)
+    assert face is not None
+    for t, rgb in frames:
+        # The blurred fill shows the whole 16:9 picture across the width, centred.
+        band = rgb[(1920 - 608) // 2:(1920 + 608) // 2]
+        whole = np.asarray(Image.fromarray(band).resize((640, 360)), dtype=np.float32)
+        fill_diff = float(np.abs(whole - truth.frame_at(t)).mean())
+        if t < cut - 1e-3:
+            small = np.asarray(Image.fromarray(rgb).resize((202, 360)))
+            x, _ = locate_crop(small, truth.frame_at(t), 202, 360)
+            assert x <= face[0] and face[0] + face[2] <= x + 202
+            assert fill_diff > 20
+        else:
+            assert fill_diff < 12, f"at {t:.2f} s the frame is not the blurred fill"
