@@ -99,10 +99,13 @@ def _scenario(name: str, width: int, duration: float) -> tuple[
 
 def make_reframe_video(path: str | Path, scenario: str, *, size: tuple[int, int] = (640, 360),
                        fps: float = 25.0, duration: float = 3.0, face_height: float = 0.45,
-                       crf: int = 18) -> ReframeTruth:
+                       crf: int = 18, rotation: int = 0) -> ReframeTruth:
     """Write the scenario as H.264 (yuv420p, one keyframe a second) and return its truth.
 
-    `face_height` is the patch's height as a fraction of the frame (the face is 40 % of it)."""
+    `face_height` is the patch's height as a fraction of the frame (the face is 40 % of it).
+    `rotation` (0/90/180/270, clockwise to display upright) stores the picture turned the other
+    way with a display matrix, as phones do: it displays as `size`, and the truth is in those
+    displayed pixels."""
     width, height = size
     centre_at, seed_at, cuts = _scenario(scenario, width, duration)
     patch = face_patch(max(16, round(height * face_height)))
@@ -142,11 +145,17 @@ def make_reframe_video(path: str | Path, scenario: str, *, size: tuple[int, int]
     container = av.open(str(path), "w")
     try:
         stream = container.add_stream("libx264", rate=rate)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        coded_w, coded_h = (height, width) if rotation % 180 == 90 else (width, height)
+        stream.width, stream.height, stream.pix_fmt = coded_w, coded_h, "yuv420p"
+        if rotation % 360:
+            stream.set_display_rotation(-(rotation % 360))  # PyAV counts counter-clockwise
         stream.codec_context.gop_size = max(1, round(fps))
         stream.options = {"preset": "veryfast", "crf": str(crf)}
         for i in range(count):
-            frame = av.VideoFrame.from_ndarray(frame_at(i / fps), format="rgb24")
+            upright = frame_at(i / fps)
+            # Coded turned back (counter-clockwise by `rotation`), so that it displays upright.
+            coded = np.ascontiguousarray(np.rot90(upright, k=(rotation % 360) // 90))
+            frame = av.VideoFrame.from_ndarray(coded, format="rgb24")
             frame.pts = i
             frame.time_base = 1 / rate
             container.mux(stream.encode(frame))

@@ -19,10 +19,13 @@ def footage(tmp_path_factory: pytest.TempPathFactory) -> Footage:
     made: dict[str, tuple[Path, ReframeTruth]] = {}
 
     def get(scenario: str) -> tuple[Path, ReframeTruth]:
+        """`name` or `name@90`: the scenario stored turned, with a display matrix."""
         if scenario not in made:
-            path = folder / f"{scenario}.mp4"
-            duration = 4.0 if scenario == "moving" else 3.0
-            made[scenario] = (path, make_reframe_video(path, scenario, duration=duration))
+            name, _, turn = scenario.partition("@")
+            path = folder / f"{name}-{turn or 0}.mp4"
+            duration = 4.0 if name == "moving" else 3.0
+            made[scenario] = (path, make_reframe_video(path, name, duration=duration,
+                                                       rotation=int(turn or 0)))
         return made[scenario]
 
     return get
