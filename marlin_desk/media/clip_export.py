@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import ffmpeg
 
@@ -68,6 +68,7 @@ from marlin_desk.media.presets import (
     DEFAULT_MODE,
     MODES,
     SUBTITLE_MODES,
+    Fill,
     Mode,
     Preset,
     apply_video_filters,
@@ -197,7 +198,7 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
         v = src["v:0"].filter("trim", start=f"{plan.skip:.6f}").filter("setpts", "PTS-STARTPTS")
         crop_xy = None if crop is None else crop.expressions(float(plan.fps))
         when = None if crop is None else crop.cropped_when(float(plan.fps))
-        v = apply_video_filters(v, preset, fill, plan.fps, crop_xy, when)  # type: ignore[arg-type]
+        v = apply_video_filters(v, preset, cast(Fill, fill), plan.fps, crop_xy, when)
         if burn_subs is not None:
             v = v.filter("subtitles", filename=str(burn_subs))
         codec = video_codec(info, preset, binary.has_encoder("libx265"))

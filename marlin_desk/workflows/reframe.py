@@ -13,7 +13,8 @@ when there; else the detection pass finds them itself with the same detector.
 The API for the app (a worker thread computes, the GUI thread draws):
 
     reframing = analyse_clip(video, clip.start, clip.end, clip.preset, should_stop=..., ...)
-    path = reframing.path(clip.pins)          # CropPath; instant: call on every pin change
+    path = reframing.path_for(clip.reframe, clip.pins)  # CropPath or None (no crop shown);
+                                              # instant: call it on every pin change
     rect = path.crop_at(t)                    # CropRect in frame pixels (frame_w x frame_h)
     pin = path.pin_at(t, rect.x, rect.y)      # a dragged rectangle becomes a Pin
     clip = clip.with_pins([*clip.pins, pin])  # core.project.Clip keeps them (undo: the app's)
@@ -32,12 +33,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.reframe import Pin, ReframeSettings
 from marlin_desk.media.export_run import CancelToken
-from marlin_desk.media.presets import get_preset
+from marlin_desk.media.presets import Fill, get_preset
 from marlin_desk.media.probe import VideoInfo, probe
+from marlin_desk.media.reframe import can_reframe, check_mode, default_mode
 from marlin_desk.media.reframe_detect import (
     SpanDetections,
     detect_span,
@@ -61,14 +64,34 @@ class ClipReframing:
     """One clip's detections for a preset: call `path(pins)` for the crop path."""
 
     detections: SpanDetections
-    out_w: int
-    out_h: int
+    preset: str
+    info: VideoInfo
     settings: ReframeSettings
     cached: bool
     seconds: float
 
     def path(self, pins: Sequence[Pin] = ()) -> CropPath:
-        return compute_path(self.detections, self.out_w, self.out_h, self.settings, pins)
+        """The automatic path with these pins (what `--reframe auto` renders)."""
+        p = get_preset(self.preset)
+        assert p.width and p.height  # analyse_clip refuses presets without a size
+        return compute_path(self.detections, p.width, p.height, self.settings, pins)
+
+    def path_for(self, mode: str | None, pins: Sequence[Pin] = (),
+                 fill: str | None = None) -> CropPath | None:
+        """The crop the export renders for a clip's mode (None: its default) and fill (None:
+        the preset's), or None when the export shows the picture without a crop window."""
+        p = get_preset(self.preset)
+        chosen_fill = cast(Fill, fill or p.fill)
+        check_mode(mode)
+        chosen = mode or default_mode(p, self.info, chosen_fill)
+        if chosen == "off" or not can_reframe(p, self.info, chosen_fill):
+            return None
+        if chosen == "centre":
+            if chosen_fill != "crop":
+                return None
+            return centre_only(self.info, self.detections.start, self.detections.end,
+                               self.preset)
+        return self.path(pins)
 
 
 class _StopToken:
@@ -130,6 +153,15 @@ class ReframeCache:
             _write(file, det)
         return det, False
 
+    def clear(self) -> int:
+        """Remove every cached span; returns how many files went."""
+        removed = 0
+        for file in self.root.glob("*.json") if self.root.is_dir() else []:
+            with contextlib.suppress(OSError):
+                file.unlink()
+                removed += 1
+        return removed
+
     def _cached_cuts(self, fp: str) -> list[float] | None:
         if self.shots is None or not fp:
             return None
@@ -190,7 +222,7 @@ def analyse_clip(video: str, start: float, end: float, preset: str, *,
     end = min(end, info.duration)
     det, hit = cache.lookup(os.path.abspath(video), info, start, end, settings, cancel=token,
                             on_progress=on_progress)
-    return ClipReframing(det, p.width, p.height, settings, hit, time.perf_counter() - began)
+    return ClipReframing(det, preset, info, settings, hit, time.perf_counter() - began)
 
 
 def centre_only(info: VideoInfo, start: float, end: float, preset: str) -> CropPath:

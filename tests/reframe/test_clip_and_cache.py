@@ -99,3 +99,18 @@ def test_a_broken_cache_entry_is_detected_again(footage: Footage, tmp_path: Path
     entry.write_text("{not json")
     again = wf.analyse_clip(str(video), 0.0, 1.0, "reels", cache=cache)
     assert not again.cached and again.detections.samples
+    assert cache.clear() == 1 and not list((tmp_path / "reframe").glob("*.json"))
+
+
+def test_the_preview_path_follows_the_clips_mode(footage: Footage, tmp_path: Path) -> None:
+    video, _ = footage("two_shots")
+    reframing = wf.analyse_clip(str(video), 0.0, 3.0, "reels",
+                                cache=wf.ReframeCache(tmp_path / "reframe"))
+    auto = reframing.path_for(None)  # the reels default: auto
+    assert auto is not None and auto.crop_at(0.5).x != auto.crop_at(2.5).x
+    centre = reframing.path_for("centre")
+    assert centre is not None and centre.crop_at(0.5) == centre.crop_at(2.5)
+    assert centre.crop_at(0.5).x == (640 - 202) // 2 // 2 * 2
+    assert reframing.path_for("off") is None
+    assert reframing.path_for(None, fill="blur") is None  # blur keeps the picture by default
+    assert reframing.path_for("auto", fill="blur") == auto
