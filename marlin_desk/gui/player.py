@@ -31,7 +31,10 @@ SHUTTLE_RATES = [1.0, 2.0, 4.0, 8.0]
 
 
 class VideoView(QGraphicsView):
-    """Keeps the video item fitted to the view, letterboxed on black."""
+    """Keeps the video item fitted to the view, letterboxed on black. `fitted` says the
+    picture's place changed (items drawn over it, like the reframing crop, follow)."""
+
+    fitted = Signal()
 
     def __init__(self, item: QGraphicsVideoItem, parent: QWidget | None = None) -> None:
         scene = QGraphicsScene()
@@ -58,6 +61,7 @@ class VideoView(QGraphicsView):
         self.item.setSize(QSizeF(size.width(), size.height()))
         self.scene().setSceneRect(QRectF(0, 0, size.width(), size.height()))
         self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self.fitted.emit()
 
 
 class PlayerWidget(QWidget):

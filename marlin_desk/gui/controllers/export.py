@@ -35,9 +35,12 @@ class ExportController(QObject):
 
     def __init__(self, doc: Document, settings: Settings, notifier: Notifier, jobs: JobBar,
                  clips: ClipsPanel, clips_dock: QDockWidget, window: QWidget,
-                 parent: QObject | None = None, cache: Any = None) -> None:
+                 parent: QObject | None = None, cache: Any = None,
+                 reframe_detections: Any = None) -> None:
         super().__init__(parent)
         self.cache = cache  # for the events of clips cut from other videos
+        # the preview's reframing detections (workflows.reframe.ReframeCache.detections)
+        self.reframe_detections = reframe_detections
         self.doc, self.settings, self.notifier, self.jobs = doc, settings, notifier, jobs
         self.clips, self.clips_dock, self.window = clips, clips_dock, window
         self.worker: ExportWorker | None = None
@@ -124,11 +127,13 @@ class ExportController(QObject):
             if video not in sources:  # another video's events are read on the export thread
                 events: Any = list(self.doc.events) if video == self.doc.video \
                     else partial(video_events, video, self.cache)
-                sources[video] = SourceClips(video, [], events)
+                sources[video] = SourceClips(video, [], events,
+                                             detections=self.reframe_detections)
             sources[video].clips.append(ClipSpec(
                 c.start, c.end, c.name, preset=p, mode=clip_mode,  # type: ignore[arg-type]
                 fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
-                subtitles=subtitles))  # type: ignore[arg-type]
+                subtitles=subtitles,  # type: ignore[arg-type]
+                reframe=c.reframe, pins=c.pins))  # the clip's own mode and the editor's pins
         target = out_dir or str(self.settings.export_dir)
         try:
             worker = ExportWorker(list(sources.values()), target, self,
