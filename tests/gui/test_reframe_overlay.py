@@ -64,6 +64,7 @@ def _drawn(w: Any) -> tuple[float, float, float, float]:
 def test_the_crop_follows_the_face_a_drag_pins_it_and_the_export_renders_the_pin(
         qtbot: Any, make_window: Any, two_shots: tuple[Path, Any], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    from marlin_desk.media import reframe as media_reframe
     from marlin_desk.workflows import reframe as wf
 
     detected: list[float] = []
@@ -73,7 +74,9 @@ def test_the_crop_follows_the_face_a_drag_pins_it_and_the_export_renders_the_pin
         detected.append(args[2])
         return real_detect(*args, **kw)
 
+    # the cached look-up's pass and the export's own (when it is given no detections)
     monkeypatch.setattr(wf, "detect_span", counting)
+    monkeypatch.setattr(media_reframe, "detect_span", counting)
     video, truth = two_shots
     w = make_window()
     clip = _reels_clip(qtbot, w, video)
