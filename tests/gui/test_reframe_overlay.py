@@ -193,3 +193,24 @@ def test_mode_changes_are_undoable_and_other_videos_clips_get_no_crop(
     w.clips_panel.select_id(other.id)  # cut from another video: not on this player
     assert w.reframe.active == other.id
     assert w.reframe.path is None and w.reframe.overlay.displayed_crop() is None
+
+
+def test_the_analysis_is_a_job_that_can_be_cancelled_and_runs_again_on_reselect(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    video = tmp_path / "walk.mp4"
+    make_reframe_video(video, "moving", size=SIZE, duration=8.0)
+    w = make_window()
+    open_and_wait(qtbot, w, video)
+    clip = Clip(0.0, 8.0, "walk", "square")
+    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    w.clips_panel.select_id(clip.id)
+    job = ("reframe", w.reframe.key(w.doc.clip(clip.id)))
+    assert job in w.jobs.jobs and w.jobs.label.text().startswith("Finding the subject in walk")
+    w.jobs.cancel_current()  # the status bar's Cancel
+    qtbot.waitUntil(lambda: job not in w.jobs.jobs, timeout=30_000)
+    assert not w.reframe.draggable and w.reframe.path is not None  # the centre crop stays
+    assert w.reframe.path.crop_at(1.0).x == (SIZE[0] - SIZE[1]) // 2 // 2 * 2 and not w.errors
+    w.reframe.set_active("")  # another clip, then this one again: analysed this time
+    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+        w.reframe.set_active(clip.id)
+    assert w.reframe.draggable and w.reframe.path.axis == "x"
