@@ -1,7 +1,10 @@
-"""GUI latency benchmark: start-up to window shown, timeline paint time with 5,000 events, and
-the longest stall of the GUI thread while the tiny model analyses a video on the worker.
+"""GUI latency benchmark: start-up to window shown, timeline paint time with 5,000 events, the
+longest stall of the GUI thread while the tiny model analyses a video on the worker, and the
+Library panel with 1,000 videos (scan, list, queue all, reorder, search: how long each takes and
+the longest stall of the GUI thread meanwhile).
 
     .venv/bin/python bench/gui_latency.py [--video FILE] [--window 10] [--tokens 48]
+    .venv/bin/python bench/gui_latency.py --library-only [--library 1000]
 
 Targets: start-up < 2 s, paint < 16 ms, stall < 50 ms. A stall is a 5 ms timer's lateness.
 The idle baseline is the same timer before the analysis starts: on a loaded machine it shows how
@@ -20,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -172,6 +176,117 @@ def measure_stall(video: str | None, window_s: float, tokens: int) -> dict[str, 
             "switch_interval_s": sys.getswitchinterval()}
 
 
+def _library_footage(folder: Path, n: int, cache: Any) -> None:
+    """`n` different small video files, each with a stored analysis (the real store API)."""
+    from marlin_desk.core.timeline import Analysis, Event, WindowResult
+    from marlin_desk.dev.videos import make_video
+    from marlin_desk.store.fingerprint import CacheKey
+
+    base = make_video(folder / "base.mp4", duration=2.0, size=(64, 48), fps=5, audio=False)
+    data = base.read_bytes()
+    base.unlink()
+    subjects = ["a dog jumps into the pool", "a man opens a red door", "a car drives past",
+                "two people talk at a table", "a child rides a bike", "rain on a window"]
+    for i in range(n):
+        video = folder / f"day {i // 100:02d}" / f"take {i:04d}.mp4"
+        video.parent.mkdir(exist_ok=True)
+        with open(video, "wb") as fh:  # 3 MiB as fingerprinted (sparse: little disk)
+            fh.write(data)
+            fh.seek(3 * 1024 * 1024)
+            fh.write(f"{i}".encode())  # other content, the same pictures
+        events = [Event(0.0, 1.0, subjects[i % 6]), Event(1.0, 2.0, subjects[(i + 1) % 6])]
+        window = WindowResult(0, 0.0, 2.0, "raw", True, "A scene.", events)
+        key = CacheKey.for_file(video, "bench/model", "r1", "fp32", {"window": 2})
+        cache.complete(key, Analysis(2.0, "bench/model", "A scene.", events, [window],
+                                     str(video)))
+
+
+def measure_library(n: int) -> dict[str, Any]:
+    """The Library panel with `n` videos; every step is driven through the panel's own signals
+    and timed to the moment its result is on screen, with a 5 ms probe timer running."""
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+
+    from marlin_desk.gui.app import make_app
+    from marlin_desk.gui.main_window import MainWindow
+    from marlin_desk.gui.settings import Settings
+    from marlin_desk.store import AnalysisCache
+
+    _app = make_app()
+    tmp = Path(tempfile.mkdtemp(prefix="gui-library-"))
+    folder = tmp / "footage"
+    folder.mkdir()
+    cache = AnalysisCache(tmp / "cache.sqlite")
+    t = time.perf_counter()
+    _library_footage(folder, n, cache)
+    build_s = time.perf_counter() - t
+    settings = Settings(tmp / "s.ini")
+    settings.set("auto_analyse", False)
+    w = MainWindow(settings, cache=cache, autoload_model=False, model="/nonexistent",
+                   confirm=lambda _q: False, autosave_dir=tmp / "autosave")
+    w.resize(1400, 900)
+    w.show()
+    w.library_dock.raise_()
+    lates: list[float] = []
+    clock = QElapsedTimer()
+    probe = QTimer()
+    probe.setInterval(5)
+
+    def tick() -> None:
+        lates.append(max(0.0, clock.nsecsElapsed() / 1e6 - 5.0))
+        clock.restart()
+
+    probe.timeout.connect(tick)
+
+    def wait(pred: Any, timeout: float) -> float:
+        start = time.perf_counter()
+        deadline = time.monotonic() + timeout
+        while not pred() and time.monotonic() < deadline:
+            loop = QEventLoop()
+            QTimer.singleShot(5, loop.quit)
+            loop.exec()
+        return round((time.perf_counter() - start) * 1000, 1)
+
+    def step(do: Any, done: Any) -> dict[str, float]:
+        lates.clear()
+        clock.start()
+        probe.start()
+        do()
+        ms = wait(done, 300)
+        probe.stop()
+        return {"ms": ms, "stall_max_ms": round(max(lates, default=0.0), 1)}
+
+    view = w.library_panel.video_list
+    tree = w.library_panel.videos
+    out: dict[str, Any] = {"videos": n, "build_library_s": round(build_s, 1)}
+    wait(lambda: False, 1.0)
+    out["idle"] = step(lambda: None, lambda: len(lates) >= 200)
+    out["add_folder_scan"] = step(lambda: w.library.add_folder(str(folder)),
+                                  lambda: tree.topLevelItemCount() == n)
+    out["rescan_unchanged"] = step(w.library.rescan,
+                                   lambda: w.library_panel.status.text().startswith(f"{n} "))
+    started = time.perf_counter()
+    w.library_panel.show_videos(list(view.videos.values()))
+    out["rebuild_rows_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    out["pause"] = step(lambda: view.pauseRequested.emit(True), lambda: w.queue.paused)
+    out["queue_all_selected"] = step(lambda: (view.tree.selectAll(), view.queue_button.click()),
+                                     lambda: len(w.queue.queue) == n)
+    last = w.queue.queue[-1].fingerprint
+    out["move_last_to_front"] = step(lambda: view.moveRequested.emit(last, -n),
+                                     lambda: w.queue.queue[0].fingerprint == last)
+    out["search_index"] = step(lambda: w.library.search("dog jumping into a pool"),
+                               lambda: w.library.result is not None)
+    out["search_index"]["hits"] = len(w.library.result.hits)
+    out["search_index"]["index_ms"] = round(w.library.result.index_ms, 1)
+    started = time.perf_counter()
+    w.library_panel.query.setText("red door")
+    w.library_panel.query.returnPressed.emit()
+    out["second_search"] = {"ms": wait(lambda: w.library.result.query == "red door", 60)}
+    w.shutdown()
+    w.close()
+    cache.close()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--startup-child", action="store_true", help=argparse.SUPPRESS)
@@ -179,9 +294,16 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=10.0)
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--paint-only", action="store_true", help="skip the model stall part")
+    parser.add_argument("--library", type=int, default=1000, help="videos in the library part")
+    parser.add_argument("--library-only", action="store_true")
     args = parser.parse_args()
     if args.startup_child:
         startup_child()
+        return
+    if args.library_only:
+        print(json.dumps({"library": measure_library(args.library), "cpus": os.cpu_count(),
+                          "load_average": [round(x, 2) for x in os.getloadavg()],
+                          "targets": {"stall_ms": 50.0}}, indent=2))
         return
     load_before = os.getloadavg()
     startup = measure_startup()
@@ -190,8 +312,9 @@ def main() -> None:
         print(json.dumps(paint, indent=2))
         return
     stall = measure_stall(args.video, args.window, args.tokens)
+    library = measure_library(args.library)
     result = {"startup_s": [round(t, 2) for t in startup], "paint_5000_events": paint,
-              "analysis_stall": stall, "cpus": os.cpu_count(),
+              "analysis_stall": stall, "library": library, "cpus": os.cpu_count(),
               "load_average": {"before": [round(x, 2) for x in load_before],
                                "after": [round(x, 2) for x in os.getloadavg()]},
               "targets": {"startup_s": 2.0, "paint_ms": 16.0, "stall_ms": 50.0}}

@@ -66,10 +66,11 @@ def write_timeline(video: str, target_name: str, out: str | os.PathLike[str] | N
                    clips: Sequence[Clip], events: Sequence[Event] = (),
                    searches: Sequence[SearchHit] = (), title: str = "",
                    info: VideoInfo | None = None) -> HandoffResult:
-    """Write the `target_name` timeline of `video`'s `clips` with `events` and `searches` as
-    markers. `out`: a file, a folder (the default name inside) or None (beside the video).
-    BadInput for an unknown target, no clips or a missing folder; MarlinError when the disk
-    refuses."""
+    """Write the `target_name` timeline of `video`'s `clips` (clips of other files, library
+    results, reference those) with `events` and `searches` as markers. `out`: a file, a
+    folder (the default name inside) or None (beside the video). BadInput for an unknown
+    target, no clips, a missing folder or a file at another frame rate; MarlinError when the
+    disk refuses."""
     try:
         target(target_name)
     except ValueError as exc:
@@ -78,8 +79,10 @@ def write_timeline(video: str, target_name: str, out: str | os.PathLike[str] | N
         raise BadInput("nothing to hand off: no clips (give --clip START-END, save clips in "
                        "the app, or analyse the video so that its events become clips)")
     info = info or probe(video)
+    others = {c.video for c in clips if c.video and c.video != os.path.abspath(video)}
     request = HandoffRequest(source_video(info), list(clips), list(events), list(searches),
-                             title or Path(video).stem)
+                             title or Path(video).stem,
+                             {path: source_video(probe(path)) for path in sorted(others)})
     try:
         data, plan = render_timeline(target_name, request)
     except ValueError as exc:

@@ -22,7 +22,10 @@ Checks:
    in both shots and the clip is 1080x1920;
 6. `marlin-desk handoff VIDEO --clip 1-3 --to T --json` for premiere, edl and otio (written
    by OpenTimelineIO and its adapters: they are found inside the bundle) and fcpx;
-7. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
+7. `marlin-desk library add DEMO`, `analyze DEMO` (the bundled model, through the cache) and
+   `library search "the blue screen" --json`: SQLite's FTS5 inside the frozen Python finds the
+   blue segment (8-13 s) first;
+8. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
    model, analyses, searches and saves a screenshot: exit 0, `ok: true` in the JSON, a PNG that
    is neither empty nor blank;
 and in every command's output and in the app's log file: no "No module named", no "Traceback".
@@ -149,6 +152,22 @@ class Smoke:
         doc = self.json_of("demo", out) if rc == 0 else {}
         for key in ("probe", "find"):
             self.check(key in doc, f"demo: key {key!r}")
+        self.demo_video = str((doc.get("probe") or {}).get("path") or "")
+
+    def library(self) -> None:
+        video = getattr(self, "demo_video", "")
+        if not self.check(bool(video), "library: the demo video's path (from demo --json)"):
+            return
+        rc, _, _ = self.run("library-add", "library", "add", video, timeout=120)
+        self.check(rc == 0, "library: add the demo video")
+        rc, _, _ = self.run("analyze", "analyze", video, "--json")
+        self.check(rc == 0, "library: analyse it with the bundled model (cached)")
+        rc, out, _ = self.run("library-search", "library", "search", "the blue screen",
+                              "--json", timeout=120)
+        doc = self.json_of("library-search", out) if rc == 0 else {}
+        first = (doc.get("results") or [{}])[0]
+        self.check("blue" in str(first.get("text")) and 7.0 <= float(first.get("start") or 0)
+                   <= 9.0, f"library: the index finds the blue screen first ({first})")
 
     def export(self, video: Path) -> None:
         clips = self.out / "clips"
@@ -324,6 +343,7 @@ def main() -> int:
         smoke.export(video)
         smoke.reframe()
         smoke.handoff(video)
+        smoke.library()
         if not args.skip_selftest:
             smoke.selftest()
         smoke.app_log()

@@ -1,8 +1,11 @@
 """`marlin-desk export` (clips) and `marlin-desk subtitles` (SRT, VTT, YouTube chapters).
 
-Events and find results come through `_events_for` and `_find_spans_for`: for now from the JSON
-that `analyze --json` and `find --json` print (`--events FILE`, `--find-json FILE`); they are the
-one place to connect to the analysis cache later.
+Events and find results come through `_events_for` and `_find_spans_for`: from the JSON that
+`analyze --json` and `find --json` print (`--events FILE`, `--find-json FILE`), else from the
+analysis cache. The transcript comes through `_transcript_for` (`--transcript FILE`, the JSON of
+`transcribe --json`). `--source` picks what the subtitles show (media.subtitle_sources; by
+default the speech when there is a transcript, else the events); `--captions STYLE` burns
+karaoke captions of the speech (media.caption_styles).
 
 Exit codes: 0 all clips written; 1 a clip failed (its FFmpeg message is printed); 2 bad input;
 130 cancelled (Ctrl-C cancels the running clip and the rest; no partial file is left).
@@ -20,6 +23,7 @@ from typing import Any
 from marlin_desk.cli.common import emit_json, progress, run_in_worker
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event, Span
+from marlin_desk.core.transcript import Transcript
 
 _FORMATS = ("srt", "vtt", "chapters")
 
@@ -29,6 +33,7 @@ def register(subparsers: Any) -> None:
     from marlin_desk.core.options import SNAP_TOLERANCE_SECONDS
     from marlin_desk.core.reframe import REFRAME_MODES
     from marlin_desk.media.audio import AUDIO_BITRATES, LOUDNESS_TARGETS, TRUE_PEAK_DB
+    from marlin_desk.media.caption_styles import CAPTION_STYLES
     from marlin_desk.media.encoders import DEFAULT_ENCODER, ENCODER_CHOICES
     from marlin_desk.media.naming import DEFAULT_TEMPLATE
     from marlin_desk.media.presets import (
@@ -69,6 +74,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--subtitles", choices=list(SUBTITLE_MODES), default="none",
                    help="srt/vtt: a file beside each clip; soft: a track in the MP4; burn: in "
                         "the picture")
+    _add_source_args(p)
+    looks = "; ".join(f"{k}: {v.label.split(': ', 1)[-1]}" for k, v in CAPTION_STYLES.items())
+    p.add_argument("--captions", choices=list(CAPTION_STYLES), metavar="STYLE",
+                   help="burn in karaoke captions of the speech, the word being said "
+                        f"highlighted, inside the 9:16 safe area ({looks}); needs a transcript")
     p.add_argument("--out", metavar="DIR", help="output folder (default: the video's folder)")
     p.add_argument("--name", default=DEFAULT_TEMPLATE, metavar="TEMPLATE",
                    help="file name template; fields {video} {index} {slug} {start} {end} "
@@ -116,9 +126,21 @@ def register(subparsers: Any) -> None:
     s.add_argument("--out", metavar="FILE",
                    help="output file, '-' for stdout (default: beside the video)")
     s.add_argument("--events", metavar="FILE", help="the output of `marlin-desk analyze --json`")
+    _add_source_args(s)
     s.add_argument("--json", action="store_true", help="print one JSON document")
     _add_style_args(s)
     s.set_defaults(func=run_subtitles)
+
+
+def _add_source_args(p: argparse.ArgumentParser) -> None:
+    from marlin_desk.media.subtitle_sources import SUBTITLE_SOURCES
+
+    p.add_argument("--source", choices=list(SUBTITLE_SOURCES), default=None,
+                   help="what the subtitles show: speech (the transcript), events (the "
+                        "analysis) or both (two files, or two tracks in the MP4); default: "
+                        "speech when there is a transcript, else events")
+    p.add_argument("--transcript", metavar="FILE",
+                   help="the output of `marlin-desk transcribe --json` (it may be edited)")
 
 
 def _add_style_args(p: argparse.ArgumentParser) -> None:
@@ -163,6 +185,36 @@ def _events_for(video_path: str, args: argparse.Namespace) -> list[Event]:
         return [Event.from_json(e) for e in items]
     except (KeyError, TypeError, ValueError) as exc:
         raise BadInput(f"{path}: an event lacks start, end or description ({exc})") from None
+
+
+def _transcript_for(args: argparse.Namespace, video: str) -> Transcript | None:
+    """The video's transcript: from `--transcript FILE` (transcribe --json), else None."""
+    path = getattr(args, "transcript", None)
+    if not path:
+        return None
+    doc = _load_json(path)
+    if isinstance(doc, dict) and isinstance(doc.get("transcript"), dict):
+        doc = doc["transcript"]
+    if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
+        raise BadInput(f"{path} has no \"segments\" list (expected `marlin-desk transcribe "
+                       "--json`)")
+    try:
+        return Transcript.from_json(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInput(f"{path}: a segment or word lacks start, end or text ({exc})") from None
+
+
+def _source_for(args: argparse.Namespace, transcript: Transcript | None,
+                wanted: bool = True) -> str:
+    """The subtitle source asked for, or the default; a plain error when speech is asked for
+    (`wanted`: subtitles are being written at all) and there is no transcript."""
+    from marlin_desk.media.subtitle_sources import default_subtitle_source, kinds
+
+    source = args.source or default_subtitle_source(transcript is not None)
+    if wanted and transcript is None and "speech" in kinds(source):
+        raise BadInput(f"--source {source} needs a transcript: pass --transcript FILE (the "
+                       "output of `marlin-desk transcribe VIDEO --json`)")
+    return source
 
 
 def _find_spans_for(video_path: str, query: str, args: argparse.Namespace) -> list[Span]:
@@ -278,25 +330,34 @@ def run_export(args: argparse.Namespace) -> int:
     snapping: dict[str, Any] | None = None
     if args.snap_to_shots:
         spans, snapping = _snap_spans(video, spans, args.snap_tolerance)
-    if args.subtitles != "none":
+    from marlin_desk.media.subtitle_sources import kinds
+
+    transcript = _transcript_for(args, video)
+    source = _source_for(args, transcript, args.subtitles != "none")
+    if args.captions and transcript is None:
+        raise BadInput("--captions shows what is said and needs a transcript: pass "
+                       "--transcript FILE (the output of `marlin-desk transcribe VIDEO --json`)")
+    if args.subtitles != "none" and "events" in kinds(source):
         events: list[Event] | None = _events_for(video, args)
     else:
         events = _optional_events(video, args)
     clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, mode,
-                      args.fill, args.subtitles, reframe=args.reframe) for a, b, desc in spans]
+                      args.fill, args.subtitles, args.captions, reframe=args.reframe)
+             for a, b, desc in spans]
     out_dir = Path(args.out) if args.out else Path(video).resolve().parent
     options = ExportOptions(out_dir, args.name, args.speed, _style(args), encoder=args.encoder,
                             loudness=loudness, audio_channels=channels,
-                            audio_kbps=args.audio_bitrate)
+                            audio_kbps=args.audio_bitrate, subtitle_source=source)
     binary = find_ffmpeg()
     bar = _Bars(len(clips), args.encoder)
     queue = ExportQueue(video, clips, options, events=events, on_progress=bar.update,
-                        on_result=bar.finished, binary=binary,
+                        on_result=bar.finished, binary=binary, transcript=transcript,
                         detections=_reframe_detections(args.reframe))
     results = _run_interruptibly(queue)
     bar.close()
     if args.json:
         doc: dict[str, Any] = {"video": str(Path(video).resolve()), "ffmpeg": binary.to_json(),
+                               "subtitle_source": source,
                                "clips": [r.to_json() for r in results]}
         if snapping is not None:
             doc["snap"] = snapping
@@ -305,8 +366,8 @@ def run_export(args: argparse.Namespace) -> int:
         for r in results:
             if r.status == "done":
                 print(r.path)
-                if r.subtitle_path:
-                    print(r.subtitle_path)
+                for sub in r.subtitle_paths:
+                    print(sub)
     failed = [r for r in results if r.status == "failed"]
     for r in failed:
         print(f"marlin-desk: clip {r.index} failed: {r.error}", file=sys.stderr)
@@ -429,30 +490,51 @@ def _bar(fraction: float, width: int = 20) -> str:
 def run_subtitles(args: argparse.Namespace) -> int:
     from marlin_desk.media.chapters import format_chapters, youtube_chapters
     from marlin_desk.media.probe import probe
-    from marlin_desk.media.subtitles import build_cues, render, write_new_file
+    from marlin_desk.media.subtitle_sources import clip_tracks, kinds, sidecar_suffix
+    from marlin_desk.media.subtitles import render, write_new_file
 
     video = args.video
     info = probe(video)
-    events = _events_for(video, args)
-    if args.format == "chapters":
-        chapters = youtube_chapters(events, info.duration)
-        text, count, suffix = format_chapters(chapters), len(chapters), ".chapters.txt"
-    else:
-        cues = build_cues(events, _style(args), fps=info.fps, limit=info.duration)
-        text, count, suffix = render(cues, args.format), len(cues), f".{args.format}"
-    if args.out == "-":
-        sys.stdout.write(text)
-        return 0
     source = Path(video).resolve()
-    target = Path(args.out) if args.out else source.with_name(source.stem + suffix)
-    if target.is_dir():
-        target = target / (source.stem + suffix)
-    if not target.parent.is_dir():
-        raise BadInput(f"the folder {target.parent} does not exist")
-    written = write_new_file(target, text)
-    if args.json:
-        emit_json({"video": str(Path(video).resolve()), "format": args.format,
-                   "path": str(written), "count": count})
+    if args.format == "chapters":
+        chapters = youtube_chapters(_events_for(video, args), info.duration)
+        files = [(".chapters.txt", format_chapters(chapters), len(chapters), "events")]
     else:
-        print(written)
+        transcript = _transcript_for(args, video)
+        chosen = _source_for(args, transcript)
+        events = _events_for(video, args) if "events" in kinds(chosen) else None
+        tracks = clip_tracks(chosen, 0.0, info.duration, _style(args), info.fps, events=events,
+                             transcript=transcript)
+        several = len(tracks) > 1
+        for t in tracks:
+            if not t.cues:
+                why = (transcript.note if t.kind == "speech" and transcript and transcript.note
+                       else f"nothing to show from the {t.kind}")
+                progress(f"the {t.title.lower()} subtitles are empty: {why}")
+        files = [(sidecar_suffix(t.kind, args.format, several), render(t.cues, args.format),
+                  len(t.cues), t.kind) for t in tracks]
+    if args.out == "-":
+        if len(files) > 1:
+            raise BadInput("--source both writes two files: give --out FILE or a folder, "
+                           "not '-'")
+        sys.stdout.write(files[0][1])
+        return 0
+    written = []
+    for i, (suffix, text, count, kind) in enumerate(files):
+        target = Path(args.out) if args.out else source.with_name(source.stem + suffix)
+        if target.is_dir():
+            target = target / (source.stem + suffix)
+        elif args.out and i > 0:  # --out clip.srt: the second track beside it, named for it
+            target = target.with_name(target.stem + suffix)
+        if not target.parent.is_dir():
+            raise BadInput(f"the folder {target.parent} does not exist")
+        written.append((write_new_file(target, text), count, kind))
+    if args.json:
+        emit_json({"video": str(source), "format": args.format,
+                   "source": None if args.format == "chapters" else chosen,
+                   "path": str(written[0][0]), "count": written[0][1],
+                   "files": [{"path": str(p), "count": n, "source": k} for p, n, k in written]})
+    else:
+        for path, _, _ in written:
+            print(path)
     return 0

@@ -45,8 +45,9 @@ class Clip:
     end: float
     name: str = ""
     preset: str = "original"
-    source: str = "manual"  # where it came from: event, find, marks, manual
+    source: str = "manual"  # where it came from: event, find, marks, library, manual
     id: str = field(default_factory=new_clip_id)
+    video: str = ""  # another video's absolute path (a library result); "": the project's
     reframe: str | None = None
     pins: tuple[Pin, ...] = ()
 
@@ -70,24 +71,33 @@ class Clip:
         """The clip with these pins (sorted, one per time)."""
         return replace(self, pins=sorted_pins(pins))
 
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"id": self.id, "name": self.name,
-                               "start": round_time(self.start), "end": round_time(self.end),
-                               "preset": self.preset, "source": self.source}
+    def video_of(self, project_video: str) -> str:
+        """The file this clip is cut from."""
+        return self.video or project_video
+
+    def to_json(self, base: Path | None = None) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "name": self.name,
+                             "start": round_time(self.start), "end": round_time(self.end),
+                             "preset": self.preset, "source": self.source}
+        if self.video:
+            d["video"] = _relative(self.video, base)
         if self.reframe is not None:
-            doc["reframe"] = self.reframe
+            d["reframe"] = self.reframe
         if self.pins:
-            doc["pins"] = [p.to_json() for p in self.pins]
-        return doc
+            d["pins"] = [p.to_json() for p in self.pins]
+        return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Clip:
+    def from_json(cls, d: dict[str, Any], base: Path | None = None) -> Clip:
         start, end = float(d["start"]), float(d["end"])
         if not end > start >= 0:
             raise ValueError(f"clip times {start}..{end} are not a forward range")
+        video = str(d.get("video") or "")
+        if video and base is not None and not os.path.isabs(video):
+            video = str((base / video).resolve())
         reframe = d.get("reframe")
         return cls(start, end, str(d.get("name", "")), str(d.get("preset", "original")),
-                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()),
+                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()), video,
                    None if reframe is None else check_mode(str(reframe)),
                    sorted_pins([Pin.from_json(p) for p in d.get("pins") or []]))
 
@@ -110,7 +120,7 @@ class Project:
             "video": {"path": _relative(self.video, base), "fingerprint": self.fingerprint},
             "analysis": self.analysis,
             "events": None if self.events is None else [e.to_json() for e in self.events],
-            "clips": [c.to_json() for c in self.clips],
+            "clips": [c.to_json(base) for c in self.clips],
             "extra": self.extra,
         }
 
@@ -133,7 +143,7 @@ class Project:
                 fingerprint=str(video.get("fingerprint", "")),
                 analysis=d.get("analysis"),
                 events=None if events is None else [Event.from_json(e) for e in events],
-                clips=[Clip.from_json(c) for c in d.get("clips", [])],
+                clips=[Clip.from_json(c, base) for c in d.get("clips", [])],
                 extra=dict(d.get("extra") or {}),
             )
         except (KeyError, TypeError, ValueError) as exc:

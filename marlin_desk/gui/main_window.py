@@ -31,6 +31,7 @@ from marlin_desk.core.media_types import dialog_filter
 from marlin_desk.core.project import Clip, Project
 from marlin_desk.gui import timefmt
 from marlin_desk.gui.actions import install_menus
+from marlin_desk.gui.controllers.analysis_queue import QueueController
 from marlin_desk.gui.controllers.dialogs import Dialogs
 from marlin_desk.gui.controllers.edits import EditsController
 from marlin_desk.gui.controllers.export import ExportController
@@ -89,14 +90,19 @@ class MainWindow(QMainWindow):
         self.video = VideoController(self.doc, self.player, self.timeline, self.jobs,
                                      self.notifier, self.cache, self)
         self.exports = ExportController(self.doc, self.settings, self.notifier, self.jobs,
-                                        self.clips_panel, self.clips_dock, self, self)
+                                        self.clips_panel, self.clips_dock, self, self,
+                                        cache=self.cache)
         self.views = ViewSync(self.doc, self.player, self.timeline, self.events_panel,
                               self.search_panel, self.clips_panel, self)
         self.dialogs = Dialogs(self, self.settings, self.model_jobs, self.notifier, self)
         self.navigation = Navigation(self.doc, self.player, self.notifier, self)
         self.library = LibraryController(self.library_panel, self.cache, self.notifier,
                                          self.doc, self.player, self.video.opened,
-                                         self.open_video, self.engine, self)
+                                         self.open_video, self.engine, self,
+                                         add_clips=self.edits.add_clips_from_library)
+        self.queue = QueueController(self.library_panel.video_list, self.library, self.engine,
+                                     self.settings, self.notifier, self.video.opened,
+                                     self.model_jobs.ensure_model, self)
         self.project = ProjectController(
             self.doc, self.undo_stack, self.notifier, self,
             Path(autosave_dir) if autosave_dir else data_dir() / "autosave",
@@ -118,6 +124,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if self.cache is not None:
             QTimer.singleShot(0, self.library.refresh)
+            QTimer.singleShot(0, self.queue.refresh)  # the last session's queue goes on
         if autoload_model:
             QTimer.singleShot(0, self.model_jobs.load_model)  # after the window is up
 
@@ -183,6 +190,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.notifier.errorShown.connect(self.errorShown)
         self.model_jobs.analysisFinished.connect(self.analysisFinished)
+        self.model_jobs.analysisFinished.connect(self.library.refresh)  # its state: analysed
         self.model_jobs.findFinished.connect(self.findFinished)
         self.edits.refused.connect(self.notifier.error)
         self.video.loaded.connect(self._on_video_loaded)
@@ -362,6 +370,7 @@ class MainWindow(QMainWindow):
         """Stop every worker; safe to call twice."""
         self.autosave_timer.stop()
         self.video.shutdown()
+        self.queue.shutdown()
         self.library.shutdown()
         if self.exports.running:
             self.exports.cancel()

@@ -209,7 +209,8 @@ class WaveformWorker(_Worker):
 
 
 class ExportWorker(_Worker):
-    """Runs the media layer's export queue; per-clip and overall progress, cancel any time.
+    """Runs the media layer's export of clips from one or more videos (export_sources); per-clip
+    and overall progress, cancel any time.
 
     Progress is coalesced to at most about 10 signals a second (plus every clip's start and
     end), so FFmpeg's progress lines never flood the GUI thread.
@@ -221,19 +222,19 @@ class ExportWorker(_Worker):
 
     PROGRESS_INTERVAL = 0.1  # seconds between progress signals for the same clip
 
-    def __init__(self, video: str, specs: list[Any], out_dir: str, events: list[Any] | None,
-                 parent: Any = None, options: Any = None) -> None:
+    def __init__(self, sources: list[Any], out_dir: str, parent: Any = None,
+                 options: Any = None) -> None:
         super().__init__(parent)
         from pathlib import Path
 
-        from marlin_desk.media.export import ExportOptions, ExportQueue
+        from marlin_desk.media.export import ExportOptions
+        from marlin_desk.media.export_sources import SourcesExport
 
-        self.video, self.specs, self.out_dir, self.events = video, specs, out_dir, events
+        self.sources, self.out_dir = sources, out_dir
         self.options = options or ExportOptions(Path(out_dir))
         self._last: tuple[int, float] = (-1, 0.0)
-        self._queue = ExportQueue(
-            self.video, self.specs, self.options, events=self.events,
-            on_progress=self._report, on_result=self.clipDone.emit, cancel=self._stop)
+        self._queue = SourcesExport(sources, self.options, on_progress=self._report,
+                                    on_result=self.clipDone.emit, cancel=self._stop)
 
     def cancel(self) -> None:
         super().cancel()
@@ -241,7 +242,7 @@ class ExportWorker(_Worker):
 
     def cancel_clip(self, index: int) -> None:
         """Cancel one clip (0-based), running or waiting; the others go on."""
-        if 0 <= index < len(self.specs):
+        if 0 <= index < self._queue.count:
             self._queue.cancel(index)
 
     def _report(self, index: int, fraction: float, overall: float) -> None:

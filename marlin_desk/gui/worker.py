@@ -34,6 +34,8 @@ from marlin_desk.gui.worker_protocol import (
     AnalyseResult,
     FindRequest,
     FindResult,
+    LibraryAnalyseRequest,
+    LibraryAnalyseResult,
     LibrarySearchRequest,
     LibrarySearchResult,
     LoadRequest,
@@ -92,7 +94,8 @@ class ModelWorker(QObject):
         self._niced = False
         self._jobs: dict[type, Callable[[Job], Result]] = {
             LoadRequest: self._load, AnalyseRequest: self._analyse, FindRequest: self._find,
-            LibrarySearchRequest: self._library_search}
+            LibrarySearchRequest: self._library_search,
+            LibraryAnalyseRequest: self._analyse_library}
 
     @Slot(object)
     def run(self, job: Job) -> None:
@@ -136,16 +139,21 @@ class ModelWorker(QObject):
         info["chosen"] = settings.choice.source if settings.choice else "user"
         return ModelReady(info)
 
-    def _bench(self, request: AnalyseRequest | FindRequest) -> Any:
-        """The open video for this request (workflows: the same cache key as the CLI)."""
+    def _settings_for(self, request: AnalyseRequest | FindRequest | LibraryAnalyseRequest) -> Any:
+        """The loaded model's settings with this request's windows (as the CLI builds them)."""
         if self.engine is None:
             raise ModelUnavailable("no model is loaded yet: wait for it or load one (Model menu)")
         from marlin_desk.core.prompts import CAPTION_MAX_NEW_TOKENS
-        from marlin_desk.workflows import open_video
 
-        settings = dataclasses.replace(
+        return dataclasses.replace(
             self.settings, window=float(request.window), overlap=float(request.overlap),
             caption_tokens=int(request.caption_tokens or CAPTION_MAX_NEW_TOKENS))
+
+    def _bench(self, request: AnalyseRequest | FindRequest) -> Any:
+        """The open video for this request (workflows: the same cache key as the CLI)."""
+        from marlin_desk.workflows import open_video
+
+        settings = self._settings_for(request)
         bench = self.bench
         # open_video may adapt the settings to the model (its budget, its longest window), so
         # compare with what was asked for last time
@@ -191,6 +199,22 @@ class ModelWorker(QObject):
         ref = analysis_ref(bench.key) if bench.cache is not None else None
         return AnalyseResult(analysis, ref, len(done))
 
+    def _analyse_library(self, job: Job) -> LibraryAnalyseResult:
+        """A queued library video: its own workbench (the window's open video and its session
+        stay as they are), resumed from the cache's finished windows."""
+        from marlin_desk.workflows import analyze, open_video
+
+        request: LibraryAnalyseRequest = job.request  # type: ignore[assignment]
+        settings = self._settings_for(request)
+        bench = open_video(request.video, settings, use_cache=self.cache is not None,
+                           cache=self.cache, engine=self.engine)
+        done = bench.cache.windows_done(bench.key) if bench.cache is not None else {}
+        self.progress.emit(job.id, len(done), bench.total_windows, -1.0,
+                           "; ".join(bench.notes) or "sampling frames")
+        analysis, _cached = analyze(bench, on_progress=self._progress_reporter(job),
+                                    should_stop=job.cancel.is_set)
+        return LibraryAnalyseResult(request.fingerprint, len(analysis.windows), len(done))
+
     def _find(self, job: Job) -> FindResult:
         from marlin_desk.workflows import find
 
@@ -223,6 +247,7 @@ class ModelWorker(QObject):
 class EngineClient(QObject):
     """The GUI side of the model worker: submit jobs, cancel them, and hear back by signals."""
 
+    submitted = Signal(int, object)  # job, request: before it runs (the queue yields to it)
     jobStarted = Signal(int, object)  # job, request
     progress = Signal(int, int, int, float, str)
     window = Signal(int, object)
@@ -255,6 +280,7 @@ class EngineClient(QObject):
             self._thread.start(QThread.Priority.LowPriority)
         job = Job(next(self._ids), request)
         self.jobs[job.id] = job
+        self.submitted.emit(job.id, request)
         self._submit.emit(job)
         return job.id
 

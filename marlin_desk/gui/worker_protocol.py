@@ -65,7 +65,21 @@ class LibrarySearchRequest:
     label = "Searching the library"
 
 
-Request = LoadRequest | AnalyseRequest | FindRequest | LibrarySearchRequest
+@dataclass(frozen=True)
+class LibraryAnalyseRequest:
+    """One video of the library's queue, analysed like `marlin-desk batch` does (resumed from
+    the cache's windows); it never touches the video open in the window."""
+
+    video: str
+    fingerprint: str
+    window: float = options.DEFAULT_WINDOW_SECONDS
+    overlap: float = options.DEFAULT_OVERLAP_SECONDS
+    caption_tokens: int | None = None
+    label = "Analysing the library"
+
+
+Request = (LoadRequest | AnalyseRequest | FindRequest | LibrarySearchRequest
+           | LibraryAnalyseRequest)
 
 
 @dataclass(frozen=True)
@@ -93,4 +107,12 @@ class LibrarySearchResult:
     result: Any  # library.search.SearchResult
 
 
-Result = ModelReady | AnalyseResult | FindResult | LibrarySearchResult
+@dataclass(frozen=True)
+class LibraryAnalyseResult:
+    fingerprint: str
+    windows: int  # windows in the analysis
+    resumed: int = 0  # windows that came from the cache
+
+
+Result = (ModelReady | AnalyseResult | FindResult | LibrarySearchResult
+          | LibraryAnalyseResult)

@@ -18,7 +18,7 @@ import opentimelineio as otio
 from opentimelineio import opentime
 
 from marlin_desk.handoff.frames import SourceVideo, timecode_to_frame
-from marlin_desk.handoff.otio_build import build_timeline, require_smpte_rate
+from marlin_desk.handoff.otio_build import build_timeline, file_url, require_smpte_rate
 from marlin_desk.handoff.plan import Plan
 
 ADAPTER = "cmx_3600"
@@ -49,9 +49,9 @@ def render(plan: Plan) -> bytes:
     lead_in = opentime.TimeRange(opentime.RationalTime(0, fps),
                                  opentime.RationalTime(plan.source.timeline_start_frame, fps))
     timeline.tracks[0].insert(0, otio.schema.Gap(source_range=lead_in))
-    reel = reel_name(plan.source.name)
-    for clip in timeline.find_clips():
-        clip.metadata[ADAPTER] = {"reel": reel}
+    reels = {file_url(s.path): reel_name(s.name) for s in plan.sources}
+    for clip in timeline.find_clips():  # each subclip on the reel of its own file
+        clip.metadata[ADAPTER] = {"reel": reels[clip.media_reference.target_url]}
     text = otio.adapters.write_to_string(timeline, ADAPTER, rate=plan.source.fps,
                                          style="avid", reelname_len=REEL_LENGTH)
     if not plan.source.drop_frame:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import opentimelineio as otio
 
-from marlin_desk.handoff.otio_build import build_timeline, require_smpte_rate
+from marlin_desk.handoff.otio_build import build_timeline, file_url, require_smpte_rate
 from marlin_desk.handoff.plan import Plan
 
 ADAPTER = "fcp_xml"
@@ -27,8 +27,10 @@ def render(plan: Plan) -> bytes:
     timeline = build_timeline(plan, markers="timeline", audio=True)
     drop = plan.source.drop_frame
     timeline.metadata.update(_timecode_metadata(drop))
+    drop_of = {file_url(s.path): s.drop_frame for s in plan.sources}  # each file its own
     for clip in timeline.find_clips():
-        clip.media_reference.metadata.update(_timecode_metadata(drop))
+        reference = clip.media_reference
+        reference.metadata.update(_timecode_metadata(drop_of.get(reference.target_url, drop)))
     for marker in timeline.tracks.markers:
         note = marker.metadata["marlin_desk"]["note"]
         marker.metadata[ADAPTER] = {"comment": note}

@@ -14,6 +14,7 @@ from typing import Literal
 import opentimelineio as otio
 from opentimelineio import opentime
 
+from marlin_desk.handoff.frames import SourceVideo
 from marlin_desk.handoff.plan import Plan, PlannedClip, PlannedMarker
 
 # OTIO marker colours by marker kind (formats with colours map these further)
@@ -63,20 +64,21 @@ def build_timeline(plan: Plan, *, markers: MarkerPlace = "clips",
     """
     source = plan.source
     fps = source.fps
-    tc0 = source.start_frame
-    available = _range(tc0, source.total_frames, fps)
     timeline = otio.schema.Timeline(
         name=plan.title, global_start_time=_time(source.timeline_start_frame, fps))
     track = otio.schema.Track(name="V1", kind=otio.schema.TrackKind.Video)
     timeline.tracks.append(track)
-    url = file_url(source.path)
     for planned in plan.clips:
-        track.append(_clip(planned, url, available, tc0, fps, markers == "clips"))
-    if audio and source.has_audio:
+        track.append(_clip(planned, plan.source_of(planned), fps, markers == "clips"))
+    if audio and any(s.has_audio for s in plan.sources):
         sound = otio.schema.Track(name="A1", kind=otio.schema.TrackKind.Audio)
         timeline.tracks.append(sound)
         for planned in plan.clips:
-            clip = _clip(planned, url, available, tc0, fps, False)
+            own = plan.source_of(planned)
+            if not own.has_audio:  # a silent file's stretch stays empty on the audio track
+                sound.append(otio.schema.Gap(source_range=_range(0, planned.frames, fps)))
+                continue
+            clip = _clip(planned, own, fps, False)
             clip.metadata[APP_NAMESPACE] = {"track": "A1"}  # its own clip, not the video's
             sound.append(clip)
     if markers == "timeline":
@@ -85,9 +87,11 @@ def build_timeline(plan: Plan, *, markers: MarkerPlace = "clips",
     return timeline
 
 
-def _clip(planned: PlannedClip, url: str, available: opentime.TimeRange, tc0: int, fps: float,
+def _clip(planned: PlannedClip, source: SourceVideo, fps: float,
           with_markers: bool) -> otio.schema.Clip:
-    reference = otio.schema.ExternalReference(target_url=url, available_range=available)
+    tc0 = source.start_frame
+    reference = otio.schema.ExternalReference(
+        target_url=file_url(source.path), available_range=_range(tc0, source.total_frames, fps))
     clip = otio.schema.Clip(name=planned.name, media_reference=reference,
                             source_range=_range(tc0 + planned.source_in, planned.frames, fps))
     if with_markers:

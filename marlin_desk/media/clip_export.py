@@ -39,6 +39,7 @@ import ffmpeg
 
 from marlin_desk.core.errors import BadInput, Cancelled, MarlinError
 from marlin_desk.core.timeline import Event
+from marlin_desk.core.transcript import Transcript
 from marlin_desk.media import probe as _probe
 from marlin_desk.media.audio import (
     AudioPlan,
@@ -48,6 +49,7 @@ from marlin_desk.media.audio import (
     plan_audio,
     with_loudnorm,
 )
+from marlin_desk.media.clip_subtitles import ClipSources, notes, work_files, write_sidecars
 from marlin_desk.media.encoders import (
     Encoder,
     choose_encoder,
@@ -88,15 +90,17 @@ from marlin_desk.media.smart_cut import (
     smart_blocker,
     write_smart,
 )
+from marlin_desk.media.subtitle_sources import (
+    SoftTrack,
+    check_inputs,
+    clip_tracks,
+    sidecar_path,
+    soft_track_args,
+)
 from marlin_desk.media.subtitles import (
     SubtitleStyle,
-    build_cues,
-    burn_in_ass,
-    burn_style_for,
-    clip_events,
     render,
     write_new_file,
-    write_text_file,
 )
 
 __all__ = [  # the spec types live in export_spec; importing them from here keeps working
@@ -163,9 +167,9 @@ def output_size(info: VideoInfo, spec: ClipSpec) -> tuple[int, int]:
 
 
 def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoInfo,
-                  out_path: Path, options: ExportOptions, *, soft_subs: Path | None = None,
-                  burn_subs: Path | None = None, encoder: Encoder | None = None,
-                  audio: AudioPlan | None = None,
+                  out_path: Path, options: ExportOptions, *,
+                  soft_subs: Sequence[SoftTrack] = (), burn_subs: Path | None = None,
+                  encoder: Encoder | None = None, audio: AudioPlan | None = None,
                   crop: MovingCrop | None = None) -> list[str]:
     """The FFmpeg argument list (executable first) writing `out_path`; a re-encode uses
     `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265. `audio`
@@ -214,12 +218,14 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
             streams.append(_audio_filters(src["a:0"].filter("atrim", start=f"{plan.skip:.6f}")
                                           .filter("asetpts", "PTS-STARTPTS"), audio))
             out_args.update(audio.encode)
-    if soft_subs is not None:
-        streams.append(ffmpeg.input(_url(str(soft_subs)))["s:0"])
+    for track in soft_subs:
+        streams.append(ffmpeg.input(_url(str(track.path)))["s:0"])
         out_args["c:s"] = plan.subtitle_codec
-        out_args["metadata:s:s:0"] = f"language={options.subtitle_language}"
     out = ffmpeg.output(*streams, _url(str(out_path)), **out_args)
     cmd = list(ffmpeg.compile(out, cmd=binary.path))
+    # Per-stream titles repeat option names, which ffmpeg-python's keywords cannot: before the
+    # output file (the last argument).
+    cmd[-1:-1] = soft_track_args(soft_subs, options.subtitle_language)
     # The encoder's global options (a VAAPI device) go first, before any input or filter.
     return [cmd[0], *(input_args(encoder.family) if encoder else []), *cmd[1:]]
 
@@ -244,15 +250,17 @@ def _url(path: str) -> str:
 
 def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOptions, *,
                 index: int = 1, events: Sequence[Event] | None = None,
-                info: VideoInfo | None = None, binary: FFmpegBinary | None = None,
+                transcript: Transcript | None = None, info: VideoInfo | None = None,
+                binary: FFmpegBinary | None = None,
                 on_progress: Callable[[float], None] | None = None,
                 cancel: CancelToken | None = None,
                 detections: DetectionSource | None = None) -> ExportResult:
     """Export one clip; returns a `done` result or raises Cancelled / MarlinError / BadInput.
 
-    `events` (video time) are needed for any subtitles other than "none". A cancel or failure
-    leaves no file under the final name (the partial file is deleted). `detections` gives a
-    reframed clip's subject detections (workflows.reframe's cache); else they are made here.
+    `events` (video time) are needed for subtitles from the events, `transcript` for subtitles
+    from the speech (options.subtitle_source) and for captions. A cancel or failure leaves no
+    file under the final name (the partial file is deleted). `detections` gives a reframed
+    clip's subject detections (workflows.reframe's cache); else they are made here.
     """
     t0 = time.monotonic()
     video = os.path.abspath(os.fspath(video))
@@ -260,8 +268,8 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
     spec = validate_clip(spec, info)
     check_options(options.loudness, options.audio_channels, options.audio_kbps)
     binary = binary or find_ffmpeg()
-    if spec.subtitles != "none" and events is None:
-        raise BadInput("subtitles need the video's events: analyse the video first")
+    check_inputs(spec.subtitles, options.subtitle_source, spec.captions,
+                 has_events=events is not None, has_transcript=transcript is not None)
     _check_tools(binary, spec)
     out_dir = Path(os.path.abspath(options.out_dir))
     try:
@@ -271,13 +279,15 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
                        f"{exc.strerror or exc}") from None
     rising = _Rising(on_progress)
     crop, reframe = _reframe(video, info, spec, detections, rising, cancel)
-    job = _Job(video, info, binary, options, index, events, out_dir,
+    job = _Job(video, info, binary, options, index, ClipSources(events, transcript), out_dir,
                rising if crop is None else (lambda f: rising(_DETECT_SHARE
                                                              + (1 - _DETECT_SHARE) * f)),
                cancel, crop)
     fallback = None
     if spec.mode == "smart":
-        fallback = smart_blocker(get_preset(spec.preset), spec.subtitles, info, binary)
+        fallback = ("burned captions change every frame, so every frame is re-encoded"
+                    if spec.captions else
+                    smart_blocker(get_preset(spec.preset), spec.subtitles, info, binary))
         if fallback is None:
             try:
                 result = job.write(spec, "smart", plan_smart(video, info, spec.start, spec.end))
@@ -328,7 +338,7 @@ class _Job:
     binary: FFmpegBinary
     options: ExportOptions
     index: int
-    events: Sequence[Event] | None
+    sources: ClipSources
     out_dir: Path
     on_progress: Callable[[float], None]
     cancel: CancelToken | None
@@ -347,13 +357,14 @@ class _Job:
             end=plan.real_start + plan.duration, preset=spec.preset, mode=mode, ext=plan.ext)
         tmp = temp_name(final, secrets.token_hex(4))
         fps = float(plan.fps) if plan.fps else (info.fps or 24.0)
-        style = options.subtitle_style
         details = None
         used: Encoder | None = None
         audio = self._audio(spec, plan)
         try:
             with tempfile.TemporaryDirectory(prefix="marlin-export-") as work:
-                soft, burn = self._subtitle_files(spec, plan, Path(work), fps)
+                files = work_files(spec, options, self.sources, plan.real_start,
+                                   plan.duration, output_size(info, spec), fps, Path(work))
+                soft, burn = files.soft, files.burn
                 if smart is not None:
                     details = write_smart(
                         self.binary, self.video, smart, info, get_preset(spec.preset), tmp,
@@ -379,12 +390,10 @@ class _Job:
                               mode_used=mode, smart=details,
                               encoder=None if used is None else used.to_json(),
                               audio=audio_json)
-        if spec.subtitles in ("srt", "vtt"):
-            result.subtitle_path = write_clip_subtitles(self.events or [], path, spec.subtitles,
-                                                        plan.real_start, real_duration, style,
-                                                        fps)
-            if result.subtitle_path is None:
-                result.subtitle_note = "no event overlaps this clip: no subtitle file written"
+        sidecars, note = write_sidecars(spec, options, self.sources, path, plan.real_start,
+                                        real_duration, fps)
+        result.subtitle_paths, result.subtitle_path = sidecars, next(iter(sidecars), None)
+        result.subtitle_note = notes(files.note, note)
         return result
 
     def _audio(self, spec: ClipSpec, plan: ClipPlan) -> AudioPlan:
@@ -412,7 +421,7 @@ class _Job:
                 self.binary, str(path), audio.loudness["target"], self.cancel)}
         return doc
 
-    def _run(self, spec: ClipSpec, plan: ClipPlan, tmp: Path, soft: Path | None,
+    def _run(self, spec: ClipSpec, plan: ClipPlan, tmp: Path, soft: Sequence[SoftTrack],
              burn: Path | None, audio: AudioPlan) -> Encoder | None:
         """Run the exact or fast FFmpeg command; a hardware encoder that fails is replaced by
         the software one. Returns the encoder that wrote the file (None for a copy)."""
@@ -440,27 +449,6 @@ class _Job:
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         return encoder
 
-    def _subtitle_files(self, spec: ClipSpec, plan: ClipPlan, work: Path,
-                        fps: float) -> tuple[Path | None, Path | None]:
-        """(soft subtitle SRT, burn-in ASS) written in `work` for this clip, as asked."""
-        if spec.subtitles not in ("soft", "burn"):
-            return None, None
-        style = self.options.subtitle_style
-        clip_evs = clip_events(self.events or [], plan.real_start, plan.duration,
-                               style.min_visible)
-        if spec.subtitles == "soft":
-            soft = work / "soft.srt"
-            write_text_file(soft, render(build_cues(clip_evs, style, fps=fps,
-                                                    limit=plan.duration), "srt"))
-            return soft, None
-        w, h = output_size(self.info, spec)
-        burn_rules = burn_style_for(style, w, h, self.options.burn_style)
-        cues = build_cues(clip_evs, burn_rules, fps=fps, limit=plan.duration)
-        burn = work / "burn.ass"
-        write_text_file(burn, burn_in_ass(cues, w, h, self.options.burn_style,
-                                          burn_rules.max_chars_per_line))
-        return None, burn
-
 
 class _Rising:
     """Progress that never goes back (a smart attempt that falls back to exact restarts)."""
@@ -478,19 +466,18 @@ class _Rising:
 def write_clip_subtitles(events: Sequence[Event], clip_path: Path, fmt: Literal["srt", "vtt"],
                          real_start: float, real_duration: float, style: SubtitleStyle,
                          fps: float) -> Path | None:
-    """The sidecar subtitle file beside a clip, in clip time; returns its path, or None when
-    no event overlaps the clip (an empty file would only look like a broken one)."""
-    cues = build_cues(clip_events(events, real_start, real_duration, style.min_visible), style,
-                      fps=fps, limit=real_duration)
-    if not cues:
+    """The events' sidecar subtitle file beside a clip, in clip time; returns its path, or None
+    when no event overlaps the clip (an empty file would only look like a broken one)."""
+    (track,) = clip_tracks("events", real_start, real_duration, style, fps, events=events)
+    if not track.cues:
         return None
-    return write_new_file(clip_path.with_suffix(f".{fmt}"), render(cues, fmt))
+    return write_new_file(sidecar_path(clip_path, "events", fmt, False), render(track.cues, fmt))
 
 
 def _check_tools(binary: FFmpegBinary, spec: ClipSpec) -> None:
     if spec.mode != "fast" and not binary.has_encoder("libx264"):
         raise MarlinError(f"the FFmpeg at {binary.path} has no libx264 encoder: install a full "
                           "FFmpeg build or set MARLIN_DESK_FFMPEG")
-    if spec.subtitles == "burn" and not binary.has_filter("subtitles"):
+    if (spec.subtitles == "burn" or spec.captions) and not binary.has_filter("subtitles"):
         raise MarlinError(f"the FFmpeg at {binary.path} was built without libass, so it cannot "
                           "burn subtitles: choose soft or sidecar subtitles")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from marlin_desk.core.errors import BadInput, Cancelled, MarlinError
 from marlin_desk.core.timeline import Event
+from marlin_desk.core.transcript import Transcript
 from marlin_desk.media import probe as _probe
 from marlin_desk.media.clip_export import (
     ClipSpec,
@@ -30,6 +31,7 @@ from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.presets import estimated_kbps, get_preset
 from marlin_desk.media.probe import VideoInfo
 from marlin_desk.media.reframe import DetectionSource
+from marlin_desk.media.subtitle_sources import check_inputs
 
 ProgressFn = Callable[[int, float, float], None]
 ResultFn = Callable[[ExportResult], None]
@@ -71,11 +73,13 @@ class ExportQueue:
                  on_progress: ProgressFn | None = None, on_result: ResultFn | None = None,
                  binary: FFmpegBinary | None = None,
                  cancel: threading.Event | None = None,
+                 transcript: Transcript | None = None,
                  detections: DetectionSource | None = None) -> None:
         self.video = os.path.abspath(os.fspath(video))
         self.clips = list(clips)
         self.options = options
         self.events = events
+        self.transcript = transcript  # for subtitles from the speech and captions
         self.on_progress = on_progress
         self.on_result = on_result
         self.binary = binary
@@ -101,8 +105,10 @@ class ExportQueue:
             raise BadInput("no clips to export")
         info = _probe.probe(self.video)
         specs = [validate_clip(c, info) for c in self.clips]
-        if any(c.subtitles != "none" for c in specs) and self.events is None:
-            raise BadInput("subtitles need the video's events: analyse the video first")
+        for c in specs:
+            check_inputs(c.subtitles, self.options.subtitle_source, c.captions,
+                         has_events=self.events is not None,
+                         has_transcript=self.transcript is not None)
         out_dir = Path(self.options.out_dir)
         if out_dir.exists() and not out_dir.is_dir():
             raise BadInput(f"{out_dir} is not a folder")
@@ -136,7 +142,8 @@ class ExportQueue:
                 report(0.0)
                 try:
                     result = export_clip(self.video, spec, self.options, index=i + 1,
-                                         events=self.events, info=info, binary=binary,
+                                         events=self.events, transcript=self.transcript,
+                                         info=info, binary=binary,
                                          on_progress=report, cancel=self._tokens[i],
                                          detections=self.detections)
                 except Cancelled:
@@ -155,10 +162,11 @@ class ExportQueue:
 def export_clips(video: str | os.PathLike[str], clips: Sequence[ClipSpec],
                  options: ExportOptions, *, events: Sequence[Event] | None = None,
                  on_progress: ProgressFn | None = None,
-                 cancel: threading.Event | None = None) -> list[ExportResult]:
+                 cancel: threading.Event | None = None,
+                 transcript: Transcript | None = None) -> list[ExportResult]:
     """One-call batch export; setting `cancel` (from any thread) cancels everything left."""
     return ExportQueue(video, clips, options, events=events, on_progress=on_progress,
-                       cancel=cancel).run()
+                       cancel=cancel, transcript=transcript).run()
 
 
 class _EitherSet:

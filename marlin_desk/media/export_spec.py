@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.reframe import REFRAME_MODES, Pin
+from marlin_desk.media.caption_styles import get_caption_style
 from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.naming import DEFAULT_TEMPLATE
 from marlin_desk.media.presets import (
@@ -24,6 +25,7 @@ from marlin_desk.media.presets import (
     get_preset,
 )
 from marlin_desk.media.probe import VideoInfo
+from marlin_desk.media.subtitle_sources import SubtitleSource
 from marlin_desk.media.subtitles import BurnStyle, SubtitleStyle
 
 
@@ -38,6 +40,7 @@ class ClipSpec:
     mode: Mode = DEFAULT_MODE
     fill: Fill | None = None  # None: the preset's default (crop for 9:16 and 1:1)
     subtitles: SubtitleMode = "none"
+    captions: str | None = None  # a caption_styles name: karaoke captions burned in
     # Reframing (media.reframe): None takes media.reframe.default_mode (auto where the preset
     # crops to another aspect); pins are the editor's keyframes of the crop (video times).
     reframe: str | None = None
@@ -58,6 +61,8 @@ class ExportOptions:
     subtitle_style: SubtitleStyle = field(default_factory=SubtitleStyle)
     burn_style: BurnStyle = field(default_factory=BurnStyle)
     subtitle_language: str = "eng"
+    # What the subtitles show (media.subtitle_sources; default_subtitle_source picks it).
+    subtitle_source: SubtitleSource = "events"
     encoder: str = DEFAULT_ENCODER  # for re-encodes: auto, x264 or a hardware family
     # Audio (media.audio has the choices): a loudness target in LUFS (None keeps the level),
     # the output channels (None keeps the layout, 1 mono, 2 stereo), the AAC bit rate of a
@@ -77,7 +82,8 @@ class ExportResult:
     path: Path | None = None
     real_start: float = 0.0
     real_duration: float = 0.0
-    subtitle_path: Path | None = None
+    subtitle_path: Path | None = None  # the first sidecar (the speech one with two)
+    subtitle_paths: list[Path] = field(default_factory=list)  # every sidecar written
     subtitle_note: str = ""  # why no subtitle file was written, when it was asked for
     error: str | None = None
     seconds: float = 0.0
@@ -98,7 +104,8 @@ class ExportResult:
             "description": self.spec.description, "preset": self.spec.preset,
             "mode": self.spec.mode, "subtitles": self.spec.subtitles,
             "subtitle_path": None if self.subtitle_path is None else str(self.subtitle_path),
-            "subtitle_note": self.subtitle_note,
+            "subtitle_paths": [str(p) for p in self.subtitle_paths],
+            "subtitle_note": self.subtitle_note, "captions": self.spec.captions,
             "error": self.error, "seconds": round(self.seconds, 3),
             "mode_used": self.mode_used or None, "fallback_reason": self.fallback,
             "smart": self.smart, "encoder": self.encoder, "audio": self.audio,
@@ -130,6 +137,10 @@ def validate_clip(spec: ClipSpec, info: VideoInfo) -> ClipSpec:
                        f"{preset.name} preset; use exact mode")
     if spec.mode == "fast" and spec.subtitles == "burn":
         raise BadInput(f"{label}: burned subtitles need exact mode (fast mode copies frames)")
+    if spec.captions is not None:
+        get_caption_style(spec.captions)
+        if spec.mode == "fast":
+            raise BadInput(f"{label}: burned captions need exact mode (fast mode copies frames)")
     end = min(spec.end, info.duration)
     frame = 1.0 / info.fps if info.fps > 0 else 0.04
     if end - spec.start < frame / 2:

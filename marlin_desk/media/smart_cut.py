@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +36,7 @@ from marlin_desk.media.probe import VideoInfo
 from marlin_desk.media.smart_join import join_video
 from marlin_desk.media.smart_params import SmartFallback, encoder_args, stream_params
 from marlin_desk.media.smart_scan import SMART_ENCODERS, Segment, SmartPlan, plan_smart
+from marlin_desk.media.subtitle_sources import SoftTrack, soft_track_args
 
 __all__ = ["SmartFallback", "SmartPlan", "plan_smart", "smart_blocker", "write_smart"]
 
@@ -70,7 +71,7 @@ def smart_blocker(preset: Preset, subtitles: str, info: VideoInfo,
 
 def write_smart(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoInfo,
                 preset: Preset, out: Path, work: Path, *, speed: str,
-                audio: AudioPlan | None = None, soft_subs: Path | None = None,
+                audio: AudioPlan | None = None, soft_subs: Sequence[SoftTrack] = (),
                 subtitle_codec: str = "mov_text",
                 subtitle_language: str = "eng",
                 on_progress: Callable[[float], None] | None = None,
@@ -175,7 +176,8 @@ def copy_audio(info: VideoInfo, audio: AudioPlan | None = None) -> bool:
 
 def _mux_command(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoInfo,
                  audio: AudioPlan | None, joined: Path, out: Path, duration: Fraction,
-                 soft_subs: Path | None, subtitle_codec: str, language: str) -> list[str]:
+                 soft_subs: Sequence[SoftTrack], subtitle_codec: str,
+                 language: str) -> list[str]:
     """FFmpeg putting the joined video, the audio cut at the first frame's time and the soft
     subtitles into the (partial) output file."""
     cmd = [binary.path, "-i", _url(str(joined))]
@@ -202,10 +204,12 @@ def _mux_command(binary: FFmpegBinary, video: str, plan: SmartPlan, info: VideoI
             "c:a": "aac", "profile:a": "aac_low", "b:a": "192k"}
         for key, value in encode.items():
             maps += [f"-{key}", str(value)]
-    if soft_subs is not None:
-        cmd += ["-i", _url(str(soft_subs))]
-        maps += ["-map", f"{2 if info.has_audio else 1}:s:0", "-c:s", subtitle_codec,
-                 "-metadata:s:s:0", f"language={language}"]
+    first = 2 if info.has_audio else 1
+    for i, track in enumerate(soft_subs):
+        cmd += ["-i", _url(str(track.path))]
+        maps += ["-map", f"{first + i}:s:0"]
+    if soft_subs:
+        maps += ["-c:s", subtitle_codec, *soft_track_args(soft_subs, language)]
     return [*cmd, *maps, "-map_metadata", "-1", "-map_chapters", "-1",
             "-movflags", "+faststart", "-f", "mp4", _url(str(out))]
 

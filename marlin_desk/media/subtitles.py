@@ -134,10 +134,15 @@ def _clean(text: str) -> str:
 # ---------------------------------------------------------------- timing
 
 
+def gap_ms(style: SubtitleStyle, fps: float) -> int:
+    """The least time between two subtitles, in whole milliseconds at `fps`."""
+    return math.ceil(style.min_gap_frames * 1000 / (fps if fps > 0 else 24.0))
+
+
 def build_cues(events: Iterable[Event], style: SubtitleStyle = SubtitleStyle(), *,
                fps: float = 24.0, limit: float | None = None) -> list[Cue]:
     """Cues obeying `style` for events in seconds (`limit`: the end of the video or clip)."""
-    gap = math.ceil(style.min_gap_frames * 1000 / (fps if fps > 0 else 24.0))
+    gap = gap_ms(style, fps)
     min_ms = round(style.min_duration * 1000)
     max_ms = round(style.max_duration * 1000)
     limit_ms = None if limit is None else int(math.floor(limit * 1000))

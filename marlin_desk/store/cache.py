@@ -366,6 +366,8 @@ class AnalysisCache:
             try:
                 conn = self._connect()
             except sqlite3.Error as exc:
+                if isinstance(exc, sqlite3.DatabaseError) and _is_corruption(exc):
+                    raise  # damage reached at reconnect (the schema's pages): _run recovers
                 raise CacheUnavailable(f"cannot open the analysis cache {self.path}: {exc}") \
                     from exc
             self._adopt(conn)

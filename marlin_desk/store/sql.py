@@ -26,6 +26,10 @@ Schema (version LATEST, see MIGRATIONS):
     shots     (fingerprint, settings) -> times: JSON list of cut times (video seconds) found
               by the shot detector (media/shots.py) with those settings (canonical JSON);
               no model in the key: cuts depend on the picture alone.
+    analysis_queue  the app's queue of library videos to analyse, by fingerprint (a moved file
+              stays queued), in `position` order; `failed` holds the reason a video failed
+              (kept in the queue, skipped, until retried or removed).
+    queue_state  the queue's own flags ('paused').
 
 windows, finds and search_rows rows go with their analysis (ON DELETE CASCADE; foreign_keys is
 on); library rows never delete analyses, nor analyses library rows; shots rows stand alone (by
@@ -170,7 +174,20 @@ def _v4(conn: sqlite3.Connection) -> None:
 
 # MIGRATIONS[i] takes a database from user_version i to i + 1. Append only: never edit a released
 # migration, since databases in the field have already run it.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
+def _v5(conn: sqlite3.Connection) -> None:
+    """The app's analysis queue (library videos by fingerprint, in order) and its state."""
+    conn.execute("""
+        CREATE TABLE analysis_queue (
+            fingerprint TEXT PRIMARY KEY,
+            position    INTEGER NOT NULL,
+            failed      TEXT,
+            added_at    REAL NOT NULL
+        )""")
+    conn.execute("""
+        CREATE TABLE queue_state (name TEXT PRIMARY KEY, value TEXT NOT NULL)""")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
 LATEST = len(MIGRATIONS)
 
 # What the code below needs; checked after migrating so that a database whose user_version lies
@@ -185,6 +202,8 @@ EXPECTED_COLUMNS: dict[str, set[str]] = {
     "library_videos": {"fingerprint", "path", "size", "mtime_ns", "online", "added_at",
                        "seen_at"},
     "shots": {"fingerprint", "settings", "times", "created_at"},
+    "analysis_queue": {"fingerprint", "position", "failed", "added_at"},
+    "queue_state": {"name", "value"},
 }
 # search_rows and search_fts are not checked here: they are derived, and a missing or damaged
 # index is rebuilt (search_index.ensure), never a reason to set the whole cache aside.
@@ -304,3 +323,19 @@ SEARCH = """
     LIMIT ?"""
 # Which of these rows hold one word (a quoted FTS string): how much of a query a row covers.
 ROWS_WITH_WORD = "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid IN ({ids})"
+
+# ---- the app's analysis queue -----------------------------------------------------------------
+
+QUEUE_ROWS = """
+    SELECT q.fingerprint, q.position, q.failed, v.path, v.online FROM analysis_queue q
+    LEFT JOIN library_videos v ON v.fingerprint = q.fingerprint ORDER BY q.position"""
+QUEUE_ADD = """
+    INSERT INTO analysis_queue (fingerprint, position, failed, added_at) VALUES (?, ?, NULL, ?)
+    ON CONFLICT (fingerprint) DO UPDATE SET failed = NULL"""
+QUEUE_MAX_POSITION = "SELECT coalesce(max(position), 0) FROM analysis_queue"
+QUEUE_MIN_POSITION = "SELECT coalesce(min(position), 0) FROM analysis_queue"
+QUEUE_SET_POSITION = "UPDATE analysis_queue SET position = ? WHERE fingerprint = ?"
+QUEUE_SET_FAILED = "UPDATE analysis_queue SET failed = ? WHERE fingerprint = ?"
+QUEUE_REMOVE = "DELETE FROM analysis_queue WHERE fingerprint = ?"
+QUEUE_STATE_GET = "SELECT value FROM queue_state WHERE name = ?"
+QUEUE_STATE_SET = "INSERT OR REPLACE INTO queue_state (name, value) VALUES (?, ?)"

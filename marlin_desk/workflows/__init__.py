@@ -16,6 +16,7 @@ from marlin_desk.workflows.opening import (
     cached_spans,
     open_cached,
     saved_project,
+    video_events,
     video_work_path,
 )
 from marlin_desk.workflows.settings import (
@@ -42,6 +43,6 @@ __all__ = [
     "PROMPT_VERSION", "JobSettings", "OpenedVideo", "ServerSettings", "Shots", "Workbench",
     "analysis_ref", "analyze", "cached_analysis", "cached_spans", "connect_server",
     "engine_precision", "find", "find_in_windows", "find_shots", "is_remote", "job_settings",
-    "model_identity", "open_cached", "open_engine", "open_video", "saved_project",
+    "model_identity", "open_cached", "open_engine", "open_video", "saved_project", "video_events",
     "shot_boundaries", "video_work_path",
 ]

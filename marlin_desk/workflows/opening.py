@@ -98,6 +98,16 @@ def saved_project(video: str, fingerprint: str | None = None) -> projfile.Projec
     return None
 
 
+def video_events(video: str, cache: AnalysisCache | None = None) -> list[Any] | None:
+    """The events the editor sees for this file: the saved project's edited events, else its
+    cached analysis's; None when it has neither (e.g. subtitles for a library clip)."""
+    project = saved_project(video)
+    if project is not None and project.events is not None:
+        return list(project.events)
+    analysis = open_cached(video, cache if cache is not None else AnalysisCache()).analysis
+    return None if analysis is None else list(analysis.events)
+
+
 def cached_spans(video: str, query: str) -> list[Any] | None:
     """Spans found earlier for `query` in this file (most recent analysis settings first)."""
     cache = AnalysisCache()

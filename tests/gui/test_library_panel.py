@@ -39,6 +39,14 @@ def test_library_search_finds_the_moment_in_another_video_and_opens_it(
     assert {Path(h.path).name for h in hits if "green" in h.text} == {"day 1.mp4",
                                                                         "day 2.mp4"}
     assert all(h.stage == "index" for h in hits)
+    # each result shows its picture: the frame at its start (the green one is green)
+    tree = w.library_panel.hits
+    qtbot.waitUntil(lambda: all(not tree.topLevelItem(i).icon(0).isNull()
+                                for i in range(tree.topLevelItemCount())), timeout=30_000)
+    green = next(i for i, h in enumerate(hits) if "green" in h.text)
+    image = tree.topLevelItem(green).icon(0).pixmap(72, 40).toImage()
+    pixel = image.pixelColor(image.width() // 2, image.height() // 2)
+    assert pixel.green() > 120 and pixel.red() < 90, pixel.name()
     open_and_wait(qtbot, w, first)
     row = next(i for i, h in enumerate(hits) if Path(h.path) == second and "green" in h.text)
     item = w.library_panel.hits.topLevelItem(row)
@@ -66,6 +74,9 @@ def test_with_the_model_loaded_the_library_refines_in_its_best_windows(
     with qtbot.waitSignal(w.analysisFinished, timeout=180_000):
         w.model_jobs.analyse()
     qtbot.waitUntil(lambda: w.library_panel.videos.topLevelItemCount() == 1, timeout=30_000)
+    # the analysis made in the window shows in the library's list too
+    qtbot.waitUntil(lambda: w.library_panel.videos.topLevelItem(0).text(1) == "analysed",
+                    timeout=30_000)
     with qtbot.waitSignal(w.library.searched, timeout=180_000):
         w.library.search("the blue screen")
     best = w.library.result.hits[0]

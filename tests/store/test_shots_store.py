@@ -30,7 +30,8 @@ def test_a_v3_cache_gains_the_table_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     AnalysisCache(path).close()
     raw = sqlite3.connect(path)
-    raw.execute("DROP TABLE shots")
+    for table in ("shots", "analysis_queue", "queue_state"):  # what v4 and later add
+        raw.execute(f"DROP TABLE {table}")
     raw.execute("INSERT INTO library_roots (path, kind, added_at) VALUES ('/v', 'folder', 1)")
     raw.execute("PRAGMA user_version = 3")
     raw.commit()

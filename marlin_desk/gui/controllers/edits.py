@@ -6,7 +6,9 @@ so its tests need no window. A refused edit is said through `refused` in plain w
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QUndoStack
@@ -112,6 +114,22 @@ class EditsController(QObject):
                  for i in indexes if 0 <= i < len(self.doc.results)]
         if not clips:
             self.refused.emit("Select a search result first (or run a search).")
+            return []
+        self.stack.push(undo.AddClips(self.doc, clips))
+        return clips
+
+    def add_clips_from_library(self, hits: list[Any]) -> list[Clip]:
+        """Library results as clips: the open video's own go on its timeline (snapped like
+        any clip), the others keep the file they are cut from and are exported from it."""
+        clips = []
+        for h in hits:
+            path = os.path.abspath(h.path)
+            own = path == self.doc.video
+            start, end = self._span(h.start, h.end) if own else (h.start, h.end)
+            clips.append(Clip(start, end, h.text[:60], self.default_preset(), "library",
+                              video="" if own else path))
+        if not clips:
+            self.refused.emit("Select library results first (or search the library).")
             return []
         self.stack.push(undo.AddClips(self.doc, clips))
         return clips

@@ -3,6 +3,7 @@ bin and the status bar, and the outcome in plain words."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from marlin_desk.gui.timefmt import count
 from marlin_desk.media.audio import AUDIO_CHANNEL_CHOICES, LOUDNESS_TARGETS
 from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.export import ClipSpec, ExportOptions
+from marlin_desk.media.export_sources import SourceClips
 from marlin_desk.media.naming import DEFAULT_TEMPLATE
 from marlin_desk.media.presets import DEFAULT_SPEED, default_mode
+from marlin_desk.workflows import video_events
 
 WAIT, CANCEL_EXPORT, STAY = "wait", "cancel", "stay"
 
@@ -32,8 +35,9 @@ class ExportController(QObject):
 
     def __init__(self, doc: Document, settings: Settings, notifier: Notifier, jobs: JobBar,
                  clips: ClipsPanel, clips_dock: QDockWidget, window: QWidget,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, cache: Any = None) -> None:
         super().__init__(parent)
+        self.cache = cache  # for the events of clips cut from other videos
         self.doc, self.settings, self.notifier, self.jobs = doc, settings, notifier, jobs
         self.clips, self.clips_dock, self.window = clips, clips_dock, window
         self.worker: ExportWorker | None = None
@@ -111,17 +115,23 @@ class ExportController(QObject):
         if not self.doc.video:
             self.notifier.error("Open a video before exporting clips.")
             return False
-        clips = [self.doc.clip(i) for i in ids]
-        specs = []
+        clips = self._by_source([self.doc.clip(i) for i in ids])
+        sources: dict[str, SourceClips] = {}
         for c in clips:
             p = preset or c.preset
             clip_mode = default_mode(p) if mode == "auto" else mode
-            specs.append(ClipSpec(c.start, c.end, c.name, preset=p, mode=clip_mode,  # type: ignore[arg-type]
-                                  fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
-                                  subtitles=subtitles))  # type: ignore[arg-type]
+            video = c.video_of(self.doc.video)
+            if video not in sources:  # another video's events are read on the export thread
+                events: Any = list(self.doc.events) if video == self.doc.video \
+                    else partial(video_events, video, self.cache)
+                sources[video] = SourceClips(video, [], events)
+            sources[video].clips.append(ClipSpec(
+                c.start, c.end, c.name, preset=p, mode=clip_mode,  # type: ignore[arg-type]
+                fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
+                subtitles=subtitles))  # type: ignore[arg-type]
         target = out_dir or str(self.settings.export_dir)
         try:
-            worker = ExportWorker(self.doc.video, specs, target, list(self.doc.events), self,
+            worker = ExportWorker(list(sources.values()), target, self,
                                   options=ExportOptions(
                                       Path(target), name_template=template, speed=speed,
                                       encoder=encoder, loudness=LOUDNESS_TARGETS.get(loudness),
@@ -130,6 +140,8 @@ class ExportController(QObject):
         except (MarlinError, OSError, ValueError) as exc:
             self.notifier.error(f"The export could not start: {exc}")
             return False
+        ids = [c.id for c in clips]
+        specs = [spec for source in sources.values() for spec in source.clips]
         worker.progress.connect(self._on_progress)
         worker.clipDone.connect(self._on_clip_done)
         worker.done.connect(self._on_done)
@@ -141,6 +153,13 @@ class ExportController(QObject):
         self.jobs.add("export", f"Exporting {count(len(specs), 'clip')}", worker.cancel)
         worker.start()
         return True
+
+    def _by_source(self, clips: list[Any]) -> list[Any]:
+        """The clips grouped by the video they are cut from (the open video's first), each
+        group in the bin's order: one export pass per file."""
+        order = list(dict.fromkeys([self.doc.video] + [c.video_of(self.doc.video)
+                                                       for c in clips]))
+        return sorted(clips, key=lambda c: order.index(c.video_of(self.doc.video)))
 
     # -- hand-off to an NLE ------------------------------------------------------------------
     @Slot()

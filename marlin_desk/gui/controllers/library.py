@@ -40,7 +40,8 @@ class LibraryController(QObject):
     def __init__(self, panel: LibraryPanel, cache: Any, notifier: Notifier, doc: Document,
                  player: PlayerWidget, opened: SignalInstance,
                  open_video: Callable[[str], bool], engine: EngineClient | None = None,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None,
+                 add_clips: Callable[[list[Any]], Any] | None = None) -> None:
         super().__init__(parent)
         self.engine = engine
         self._job: int | None = None
@@ -50,12 +51,16 @@ class LibraryController(QObject):
         self.panel, self.cache, self.notifier = panel, cache, notifier
         self.doc, self.player, self.open_video = doc, player, open_video
         self.result: Any = None
-        self._workers: list[_Call] = []
+        self._workers: list[_Worker] = []
+        self._thumbs: Any = None  # the results' thumbnail worker
         self._pending: tuple[str, float, float] | None = None
+        self.add_clips = add_clips
+        self._pending_bin: tuple[str, list[Any]] | None = None  # hits waiting for their video
         panel.addFolderRequested.connect(self.add_folder)
         panel.rescanRequested.connect(self.rescan)
         panel.searchRequested.connect(self.search)
         panel.hitActivated.connect(self.open_at)
+        panel.addHitsRequested.connect(self.add_to_bin)
         panel.videoActivated.connect(open_video)
         opened.connect(self._on_opened)
 
@@ -76,10 +81,33 @@ class LibraryController(QObject):
         pending, self._pending = self._pending, None
         if pending is not None and pending[0] == path:
             self.player.set_loop(pending[1], pending[2])
+        waiting, self._pending_bin = self._pending_bin, None
+        if waiting is not None and waiting[0] == path and self.add_clips is not None:
+            self.add_clips(waiting[1])
         if self.cache is None:  # no cache, no library: the app works on without it
             return
         self._run(lambda: (scan.add([path], self.cache), scan.videos(self.cache)),
                   self._on_scanned)
+
+    @Slot(list)
+    def add_to_bin(self, rows: list[int]) -> None:
+        """The selected results become clips of the open video's bin, whichever video they
+        are in; with no video open, the first result's video opens and takes them."""
+        hits = [self.result.hits[r] for r in rows
+                if self.result is not None and 0 <= r < len(self.result.hits)]
+        offline = [h for h in hits if not h.online]
+        hits = [h for h in hits if h.online]
+        if offline:
+            self.notifier.error(f"{count(len(offline), 'result')} left out: the video is "
+                                "offline (missing); rescan once it is back.")
+        if not hits or self.add_clips is None:
+            if not offline:
+                self.notifier.error("Select library results first (search the library).")
+            return
+        if self.doc.video:
+            self.add_clips(hits)
+        elif self.open_video(hits[0].path):
+            self._pending_bin = (os.path.abspath(hits[0].path), hits)
 
     def _run(self, fn: Callable[[], Any], on_done: Callable[[Any], None]) -> None:
         if self.cache is None:
@@ -92,7 +120,7 @@ class LibraryController(QObject):
         self._workers.append(worker)
         worker.start()
 
-    def _forget(self, worker: _Call) -> None:
+    def _forget(self, worker: _Worker) -> None:
         if worker in self._workers:
             self._workers.remove(worker)
         worker.deleteLater()
@@ -155,8 +183,28 @@ class LibraryController(QObject):
     def _on_searched(self, result: Any) -> None:
         self.result = result
         self.panel.show_hits(result)
+        self._thumbnails([(row, h.path, h.start) for row, h in enumerate(result.hits)
+                          if h.online])
         self.searched.emit(result)
 
+    def _thumbnails(self, hits: list[tuple[int, str, float]]) -> None:
+        """Each result's picture, decoded off the GUI thread (the last search's only)."""
+        from marlin_desk.gui.hit_thumbnails import HitThumbnails
+
+        if self._thumbs is not None:
+            self._thumbs.cancel()
+        if not hits:
+            return
+        worker = HitThumbnails(hits, parent=self)
+        worker.thumbnail.connect(lambda row, image, w=worker: w is self._thumbs
+                                 and self.panel.set_thumbnail(row, image))
+        worker.finished.connect(lambda w=worker: self._forget(w))
+        self._thumbs = worker
+        self._workers.append(worker)
+        worker.start()
+
     def shutdown(self) -> None:
+        for worker in list(self._workers):
+            worker.cancel()
         for worker in list(self._workers):
             worker.wait(5000)

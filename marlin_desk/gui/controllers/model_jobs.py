@@ -80,7 +80,7 @@ class ModelJobs(QObject):
         self.load_job = self.engine.submit(LoadRequest(replace(options, model=spec or "")))
         return self.load_job
 
-    def _ensure_model(self) -> None:
+    def ensure_model(self) -> None:
         if self.engine.model_info is None and not self.engine.active(LoadRequest):
             self.load_model()
 
@@ -91,7 +91,7 @@ class ModelJobs(QObject):
             return None
         if self.analysis_job is not None:
             return self.analysis_job
-        self._ensure_model()
+        self.ensure_model()
         self.windows_done = 0
         # a re-analysis keeps what is shown until its result is whole (then it is one Undo)
         self.replacing = bool(self.doc.events) and not resume
@@ -116,7 +116,7 @@ class ModelJobs(QObject):
             return None
         if self.find_job is not None:
             self.engine.cancel(self.find_job)
-        self._ensure_model()
+        self.ensure_model()
         self.settings.add_query(query)
         self.search.set_recent(self.settings.recent_queries())
         self.search.query.setText(query)

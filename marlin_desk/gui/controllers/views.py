@@ -89,8 +89,11 @@ class ViewSync(QObject):
 
     @Slot(str)
     def _on_clip_activated(self, clip_id: str) -> None:
+        clip = self.doc.clip(clip_id)
+        if clip.video_of(self.doc.video) != self.doc.video:
+            return  # cut from another video: it is not on this timeline
         self.timeline.selected_clip = clip_id
-        self.seek(self.doc.clip(clip_id).start)
+        self.seek(clip.start)
 
     def _on_events_changed(self) -> None:
         self.timeline.data.set_events(self.doc.events)
@@ -99,8 +102,9 @@ class ViewSync(QObject):
             self.timeline.selected_event = None
         self.timeline.relayout()
 
-    def _on_clips_changed(self) -> None:
-        self.timeline.data.set_clips(self.doc.clips)
+    def _on_clips_changed(self) -> None:  # clips of other videos are in the bin, not here
+        self.timeline.data.set_clips([c for c in self.doc.clips
+                                      if c.video_of(self.doc.video) == self.doc.video])
         self.timeline.relayout()
 
     def _on_results_changed(self) -> None:

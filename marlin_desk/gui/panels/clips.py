@@ -28,7 +28,7 @@ from marlin_desk.gui.panels.export_progress import ExportProgress
 from marlin_desk.gui.timefmt import column_width, count, fmt_time, parse_time
 from marlin_desk.media.presets import PRESETS
 
-COLUMNS = ("Name", "In", "Out", "Length", "Preset")
+COLUMNS = ("Name", "In", "Out", "Length", "Preset", "Video")
 
 
 def preset_names() -> list[str]:
@@ -63,6 +63,12 @@ class ClipsModel(DocumentTable):
         c = self.doc.clips[index.row()]
         if role == Qt.ItemDataRole.DisplayRole and index.column() == 4:
             return preset_label(c.preset)
+        if index.column() == 5:  # the file it is cut from: blank for the open video's own
+            if role == Qt.ItemDataRole.DisplayRole:
+                return Path(c.video).name if c.video else ""
+            if role == Qt.ItemDataRole.ToolTipRole and c.video:
+                return f"cut from {c.video} (exported from that file)"
+            return None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return (c.name, fmt_time(c.start), fmt_time(c.end), fmt_time(c.duration),
                     c.preset)[index.column()]
@@ -74,7 +80,7 @@ class ClipsModel(DocumentTable):
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         flags = super().flags(index) | Qt.ItemFlag.ItemIsDragEnabled
-        return flags if index.column() == 3 else flags | Qt.ItemFlag.ItemIsEditable
+        return flags if index.column() in (3, 5) else flags | Qt.ItemFlag.ItemIsEditable
 
     def mimeTypes(self) -> list[str]:  # noqa: N802
         return ["text/uri-list", "text/plain"]
@@ -160,7 +166,7 @@ class ClipsPanel(QWidget):
         self.table.setItemDelegateForColumn(4, PresetDelegate(self.table))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         times = column_width(self.table)  # timecode fits
-        for col, width in ((1, times), (2, times), (3, times), (4, 80)):
+        for col, width in ((1, times), (2, times), (3, times), (4, 80), (5, 90)):
             self.table.setColumnWidth(col, width)
         self.table.clicked.connect(self._clicked)
         self.table.setDragEnabled(True)
