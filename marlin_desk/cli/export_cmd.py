@@ -343,7 +343,7 @@ def run_export(args: argparse.Namespace) -> int:
         events = _optional_events(video, args)
     clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, mode,
                       args.fill, args.subtitles, args.captions, reframe=args.reframe)
-                  for a, b, desc in spans]
+             for a, b, desc in spans]
     out_dir = Path(args.out) if args.out else Path(video).resolve().parent
     options = ExportOptions(out_dir, args.name, args.speed, _style(args), encoder=args.encoder,
                             loudness=loudness, audio_channels=channels,

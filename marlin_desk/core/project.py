@@ -64,10 +64,6 @@ class Clip:
     def with_preset(self, preset: str) -> Clip:
         return replace(self, preset=preset)
 
-    def video_of(self, project_video: str) -> str:
-        """The file this clip is cut from."""
-        return self.video or project_video
-
     def with_reframe(self, mode: str | None) -> Clip:
         return replace(self, reframe=None if mode is None else check_mode(mode))
 
@@ -75,17 +71,21 @@ class Clip:
         """The clip with these pins (sorted, one per time)."""
         return replace(self, pins=sorted_pins(pins))
 
+    def video_of(self, project_video: str) -> str:
+        """The file this clip is cut from."""
+        return self.video or project_video
+
     def to_json(self, base: Path | None = None) -> dict[str, Any]:
-        doc: dict[str, Any] = {"id": self.id, "name": self.name,
-                               "start": round_time(self.start), "end": round_time(self.end),
-                               "preset": self.preset, "source": self.source}
+        d: dict[str, Any] = {"id": self.id, "name": self.name,
+                             "start": round_time(self.start), "end": round_time(self.end),
+                             "preset": self.preset, "source": self.source}
         if self.video:
-            doc["video"] = _relative(self.video, base)
+            d["video"] = _relative(self.video, base)
         if self.reframe is not None:
-            doc["reframe"] = self.reframe
+            d["reframe"] = self.reframe
         if self.pins:
-            doc["pins"] = [p.to_json() for p in self.pins]
-        return doc
+            d["pins"] = [p.to_json() for p in self.pins]
+        return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any], base: Path | None = None) -> Clip:

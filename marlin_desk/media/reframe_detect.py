@@ -308,6 +308,10 @@ def _read_lines(stream: IO[bytes] | None, keep: list[str],
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is not None:
         return
+    # FFmpeg may be blocked writing a frame we will not read: closing the pipe ends the write,
+    # so it sees the terminate at once (else the kill after 5 s would be what stops it).
+    if proc.stdout is not None:
+        proc.stdout.close()
     proc.terminate()
     try:
         proc.wait(timeout=5)

@@ -167,3 +167,25 @@ def test_blur_fill_keeps_the_shots_without_a_subject(footage: Footage, tmp_path:
             assert fill_diff > 20
         else:
             assert fill_diff < 12, f"at {t:.2f} s the frame is not the blurred fill"
+
+
+def test_cancel_during_the_analysis_leaves_no_file(footage: Footage, tmp_path: Path) -> None:
+    import threading
+
+    from marlin_desk.core.errors import Cancelled
+
+    video, _ = footage("moving")
+    stop = threading.Event()
+    seen: list[float] = []
+
+    def progress(fraction: float) -> None:
+        seen.append(fraction)
+        if fraction > 0:
+            stop.set()  # while the faces are still being looked for
+
+    with pytest.raises(Cancelled):
+        export_clip(video, ClipSpec(0, 3, preset="reels", mode="exact"),
+                    ExportOptions(tmp_path / "out", encoder="x264"), on_progress=progress,
+                    cancel=stop)
+    assert seen and max(seen) < 0.2  # the analysis' share of the bar, not the encode's
+    assert list((tmp_path / "out").iterdir()) == []  # no clip, no partial file
