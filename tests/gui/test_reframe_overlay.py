@@ -214,3 +214,18 @@ def test_the_analysis_is_a_job_that_can_be_cancelled_and_runs_again_on_reselect(
     with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
         w.reframe.set_active(clip.id)
     assert w.reframe.draggable and w.reframe.path.axis == "x"
+
+
+def test_the_bin_keeps_its_selection_through_clip_edits(qtbot: Any, make_window: Any,
+                                                       two_shots: tuple[Path, Any]) -> None:
+    video, _ = two_shots
+    w = make_window()
+    clip = _reels_clip(qtbot, w, video)
+    second = Clip(2.6, 3.0, "after", "reels")
+    w.undo_stack.push(undo.AddClips(w.doc, [second]))
+    w.clips_panel.select_id(second.id)
+    w.reframe.set_mode("centre")  # an edit of the selected clip resets the table's rows
+    assert w.doc.clip(second.id).reframe == "centre" and w.doc.clip(clip.id).reframe is None
+    assert w.clips_panel.selected_ids() == [second.id]
+    w.undo_stack.undo()
+    assert w.clips_panel.selected_ids() == [second.id]

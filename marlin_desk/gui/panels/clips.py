@@ -257,6 +257,11 @@ class ClipsPanel(QWidget):
         self.export_progress = ExportProgress(self)
         layout.addWidget(self.export_progress)
         doc.clipsChanged.connect(self._update_summary)
+        # the model resets on every clip edit: the rows selected before stay selected (a pin
+        # dragged or a preset chosen does not drop the clip the editor is working on)
+        self._kept: list[str] = []
+        self.model.modelAboutToBeReset.connect(self._keep_selection)
+        self.model.modelReset.connect(self._restore_selection)
         timefmt.display.changed.connect(self._update_summary)
 
     @Slot()
@@ -265,6 +270,19 @@ class ClipsPanel(QWidget):
         total = sum(c.duration for c in clips)
         self.summary.setText(f"{count(len(clips), 'clip')}, {fmt_time(total)} in all" if clips
                              else "No clips yet.")
+
+    @Slot()
+    def _keep_selection(self) -> None:
+        self._kept = self.selected_ids()
+
+    @Slot()
+    def _restore_selection(self) -> None:
+        kept, self._kept = set(self._kept), []
+        selection = self.table.selectionModel()
+        flags = selection.SelectionFlag.Select | selection.SelectionFlag.Rows
+        for row, c in enumerate(self.doc.clips):
+            if c.id in kept:
+                selection.select(self.model.index(row, 0), flags)
 
     def selected_ids(self) -> list[str]:
         rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
