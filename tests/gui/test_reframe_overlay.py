@@ -127,9 +127,10 @@ def test_the_crop_follows_the_face_a_drag_pins_it_and_the_export_renders_the_pin
     assert saved.clips[0].pins == pinned.pins
     doc = w.project.current().to_json()
     assert doc["clips"][0]["pins"] == [pinned.pins[0].to_json()]
+    assert w.timeline.data.pins == [(pinned.pins[0].t, 0)]  # a diamond on the clip's lane
 
     w.undo_stack.undo()  # the pin goes and the path re-smooths back to the automatic one
-    assert w.doc.clip(clip.id).pins == ()
+    assert w.doc.clip(clip.id).pins == () and w.timeline.data.pins == []
     assert w.reframe.path.crop_at(t) == before
     assert _drawn(w) == pytest.approx(_expected(w, t), abs=0.01)
     w.undo_stack.redo()

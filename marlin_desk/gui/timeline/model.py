@@ -76,6 +76,7 @@ class TimelineData:
         self.wave: Any = None  # numpy peaks 0..1
         self.wave_step = 0.02  # seconds per peak
         self.shots: list[float] = []  # shot changes (video time), drawn as ticks
+        self.pins: list[tuple[float, int]] = []  # the clips' reframing pins: (time, clip row)
 
     def set_events(self, events: list[Event]) -> None:
         self.events = Lane([Item(e.start, e.end, e.description, i)
@@ -94,6 +95,10 @@ class TimelineData:
     def set_clips(self, clips: list[Clip]) -> None:
         self.clips = Lane([Item(c.start, c.end, c.name or "clip", c.id) for c in clips],
                           pack=True)
+        rows = {i.ref: i.row for i in self.clips.items}
+        # a pin a trim left outside its clip does nothing (the path ignores it): not drawn
+        self.pins = sorted((p.t, rows[c.id]) for c in clips for p in c.pins
+                           if c.start <= p.t <= c.end)
 
     def add_thumb(self, t: float, pixmap: Any) -> None:
         i = bisect.bisect_left(self._thumb_times, t)
