@@ -230,3 +230,19 @@ def test_the_bin_keeps_its_selection_through_clip_edits(qtbot: Any, make_window:
     assert w.clips_panel.selected_ids() == [second.id]
     w.undo_stack.undo()
     assert w.clips_panel.selected_ids() == [second.id]
+
+
+def test_a_trimmed_clip_is_analysed_again_and_keeps_its_crop_meanwhile(
+        qtbot: Any, make_window: Any, two_shots: tuple[Path, Any]) -> None:
+    video, _ = two_shots
+    w = make_window()
+    clip = _reels_clip(qtbot, w, video)
+    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+        w.clips_panel.select_id(clip.id)
+    followed = w.reframe.path.crop_at(2.2)
+    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+        w.edits.trim_clip(clip.id, 0.4, 2.6)  # a new span: its own detections
+        assert not w.reframe.draggable  # until they are in...
+        assert w.reframe.path.crop_at(2.2) == followed  # ...the last crop, not the centre
+    assert w.reframe.draggable and w.reframe.path.start == pytest.approx(0.4, abs=0.05)
+    assert w.reframe.path.crop_at(2.2) == followed

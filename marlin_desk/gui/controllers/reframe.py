@@ -70,6 +70,7 @@ class ReframeController(QObject):
         self.path: CropPath | None = None
         self.draggable = False  # the path follows the subject and is analysed: pins apply
         self._analyses: dict[Key, ClipReframing] = {}
+        self._latest: dict[str, ClipReframing] = {}  # clip id -> its last analysis, any span
         self._failed: dict[Key, str] = {}
         self._worker: ReframeWorker | None = None
         self._stopping: list[ReframeWorker] = []
@@ -125,6 +126,7 @@ class ReframeController(QObject):
             self._video = self.doc.video
             self._cancel_worker()
             self._analyses.clear()
+            self._latest.clear()
             self._failed.clear()
             self.active = None
         self._refresh()
@@ -149,6 +151,9 @@ class ReframeController(QObject):
                 path = centre_only(self.doc.info, key[1], key[2], clip.preset)
                 if mode == "auto" and key not in self._failed:
                     self._start(key, clip)
+                    stale = self._latest.get(clip.id)  # before a trim: no jump to the centre
+                    if stale is not None and stale.preset == clip.preset:
+                        path = stale.path_for(clip.reframe, clip.pins) or path
         self.path, self.draggable = path, draggable
         self._draw(self.player.position)
         self.pathChanged.emit()
@@ -213,6 +218,7 @@ class ReframeController(QObject):
             self.notifier.notice(f"The crop stays in the centre: {note}")
         for c in self.doc.clips:
             if self.key(c) == key:
+                self._latest[c.id] = analysis
                 self.analysed.emit(c.id)
         self._refresh()
 
