@@ -49,6 +49,10 @@ class VideoView(QGraphicsView):
         self.setFrameShape(QGraphicsView.Shape.NoFrame)
         self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
         self.setMinimumSize(320, 180)
+        # Every frame repaints the whole view: the video item's bounding rect is the stored
+        # picture's, so for a file with a display rotation (phones) Qt repainted only that
+        # rectangle of the turned picture and left the rest of it stale.
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
         item.nativeSizeChanged.connect(self._fit)
 
     def resizeEvent(self, event) -> None:  # noqa: ANN001, N802

@@ -3,9 +3,8 @@ screen, the rest of the picture darkened a little so the editor sees the vertica
 picture, and a drag along the crop's axis to move it (the controller turns the drop into a pin).
 
 The crop comes in frame pixels (media.reframe_path.CropRect in CropPath.frame_w x frame_h, the
-upright square-pixel picture the player shows) and is scaled to the picture's place in the view
-(the video item's bounding rect, letterboxed): each axis on its own, so a picture the player
-stretches (anamorphic) still lines up.
+upright square-pixel picture the player shows) and is scaled to the picture's place in the view:
+that frame fitted, letterboxed, into the video item (as the player fits the picture).
 """
 
 from __future__ import annotations
@@ -52,6 +51,8 @@ class CropOverlay(QGraphicsObject):
         if (self.crop, self.frame_w, self.frame_h, self.axis, self.pinned) == \
                 (new, frame_w, frame_h, axis, pinned):
             return
+        if (frame_w, frame_h) != (self.frame_w, self.frame_h):
+            self.prepareGeometryChange()  # the picture's place depends on the frame's size
         self.frame_w, self.frame_h, self.crop, self.axis = frame_w, frame_h, new, axis
         self.pinned = pinned
         self.update()
@@ -69,8 +70,19 @@ class CropOverlay(QGraphicsObject):
 
     # -- geometry ------------------------------------------------------------------------------
     def picture_rect(self) -> QRectF:
-        """Where the picture is drawn, in scene (= this item's) coordinates."""
-        return self.video_item.mapRectToItem(self, self.video_item.boundingRect())
+        """Where the picture is drawn, in scene (= this item's) coordinates: the upright
+        frame fitted into the video item (its own bounding rect is the stored, unturned
+        picture's for a file with a display rotation, so it is not used). Empty until the
+        first frame shows."""
+        item = self.video_item
+        if item.nativeSize().isEmpty():
+            return QRectF()
+        area = QRectF(item.pos(), item.size())
+        if not (self.frame_w and self.frame_h):
+            return item.mapRectToItem(self, item.boundingRect())
+        scale = min(area.width() / self.frame_w, area.height() / self.frame_h)
+        w, h = self.frame_w * scale, self.frame_h * scale
+        return QRectF(area.center().x() - w / 2, area.center().y() - h / 2, w, h)
 
     def displayed_crop(self) -> QRectF | None:
         """The crop as drawn, or None when there is none or no picture yet."""

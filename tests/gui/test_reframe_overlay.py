@@ -246,3 +246,22 @@ def test_a_trimmed_clip_is_analysed_again_and_keeps_its_crop_meanwhile(
         assert w.reframe.path.crop_at(2.2) == followed  # ...the last crop, not the centre
     assert w.reframe.draggable and w.reframe.path.start == pytest.approx(0.4, abs=0.05)
     assert w.reframe.path.crop_at(2.2) == followed
+
+
+def test_a_phone_file_stored_turned_gets_its_crop_on_the_upright_picture(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    video = tmp_path / "phone.mp4"
+    truth = make_reframe_video(video, "two_shots", size=SIZE, duration=2.0, rotation=90)
+    w = make_window()
+    open_and_wait(qtbot, w, video)
+    clip = Clip(0.0, 2.0, "phone", "reels")
+    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+        w.clips_panel.select_id(clip.id)
+    _show(qtbot, w, 0.4)
+    pic = w.reframe.overlay.picture_rect()  # the turned picture, not the stored one's rect
+    assert pic.width() / pic.height() == pytest.approx(SIZE[0] / SIZE[1], rel=0.01)
+    assert _drawn(w) == pytest.approx(_expected(w, w.player.position), abs=0.01)
+    r = w.reframe.path.crop_at(w.player.position)
+    fx, _, fw, _ = truth.face_at(w.player.position)
+    assert abs(r.x + r.w / 2 - (fx + fw / 2)) < r.w * 0.2
