@@ -159,7 +159,7 @@ def test_mode_changes_are_undoable_and_other_videos_clips_get_no_crop(
     clip = _reels_clip(qtbot, w, video)
     model = w.clips_panel.model
     cell = model.index(0, 6)
-    assert model.data(cell) == "Follow the subject (default)"
+    assert model.data(cell) == "Auto (default)"
     with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
         w.clips_panel.select_id(clip.id)
     _show(qtbot, w, 2.2)
@@ -168,7 +168,8 @@ def test_mode_changes_are_undoable_and_other_videos_clips_get_no_crop(
 
     assert model.setData(cell, "centre")  # the Reframe column of the clip bin
     assert w.doc.clip(clip.id).reframe == "centre"
-    assert model.data(cell) == "Centre crop"
+    assert model.data(cell) == "Centre"
+    assert model.data(cell, Qt.ItemDataRole.ToolTipRole) == "reframing: Centre crop"
     centre = w.reframe.path.crop_at(t)
     assert abs(centre.x + centre.w / 2 - SIZE[0] / 2) <= 2
     assert centre != followed and w.reframe.overlay.axis is None  # fixed: nothing to drag

@@ -95,18 +95,19 @@ class ClipsModel(DocumentTable):
         info = self.doc.info if not c.video else None
         preset = get_preset(c.preset)
         applies = info is None or can_reframe(preset, info, preset.fill)
-        if role == Qt.ItemDataRole.DisplayRole:
-            if c.reframe is not None:
-                return REFRAME_LABELS[c.reframe] if applies else "—"
-            if info is None:
+        mode = c.reframe or (default_mode(preset, info, preset.fill) if info else None)
+        if role == Qt.ItemDataRole.DisplayRole:  # the short name: the column is narrow
+            if not applies:
+                return "—"
+            if mode is None:
                 return "Default"
-            return f"{REFRAME_LABELS[default_mode(preset, info, preset.fill)]} (default)" \
-                if applies else "—"
+            return mode.capitalize() + ("" if c.reframe else " (default)")
         if role == Qt.ItemDataRole.ToolTipRole:
             if not applies:
                 return "the preset keeps the source's aspect: nothing to reframe"
             pins = f", {count(len(c.pins), 'pin')}" if c.pins else ""
-            return f"how the crop follows the subject{pins}"
+            label = REFRAME_LABELS[mode] if mode else "the preset's default"
+            return f"reframing: {label}{pins}"
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
@@ -222,7 +223,7 @@ class ClipsPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         times = column_width(self.table)  # timecode fits
         for col, width in ((1, times), (2, times), (3, times), (4, 80), (5, 90),
-                           (REFRAME_COLUMN, 110)):
+                           (REFRAME_COLUMN, 120)):
             self.table.setColumnWidth(col, width)
         self.table.clicked.connect(self._clicked)
         self.table.setDragEnabled(True)
