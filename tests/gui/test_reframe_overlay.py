@@ -160,8 +160,11 @@ def test_mode_changes_are_undoable_and_other_videos_clips_get_no_crop(
     model = w.clips_panel.model
     cell = model.index(0, 6)
     assert model.data(cell) == "Auto (default)"
+    _, _, top, row_h = w.timeline._lanes()[2]  # a click on the clip in the timeline
+    where = QPoint(int(w.timeline.x_of(1.0)), int(top + row_h / 2))
     with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
-        w.clips_panel.select_id(clip.id)
+        qtbot.mouseClick(w.timeline, Qt.MouseButton.LeftButton, pos=where)
+    assert w.reframe.active == clip.id
     _show(qtbot, w, 2.2)
     t = w.player.position
     followed = w.reframe.path.crop_at(t)
