@@ -135,6 +135,9 @@ def test_the_crop_follows_the_face_a_drag_pins_it_and_the_export_renders_the_pin
     assert _drawn(w) == pytest.approx(_expected(w, t), abs=0.01)
     w.undo_stack.redo()
     assert w.doc.clip(clip.id).pins == pinned.pins
+    w.player.seek(2.2)
+    w.navigation.previous_edit()  # Up: a pin is an edit point
+    assert w.player.position == pytest.approx(t, abs=1e-6)
 
     # the app's export renders the pinned crop, from the detections the preview made
     assert w.exports.export([clip.id], str(tmp_path / "out"))
