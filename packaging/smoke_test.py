@@ -16,12 +16,16 @@ Checks:
    model (works without the GUI);
 4. `marlin-desk export VIDEO --clip 1-3 --json` writes a clip with the bundled FFmpeg, and the
    frozen app probes that clip;
-5. `marlin-desk handoff VIDEO --clip 1-3 --to T --json` for premiere, edl and otio (written
+5. `marlin-desk export FACES --clip 0-3 --preset reels --json` reframes a clip of the astronaut
+   photograph in two shots (made here with marlin_desk.dev.reframe_videos, which needs
+   scikit-image in the environment running this script): the bundled face detector found her
+   in both shots and the clip is 1080x1920;
+6. `marlin-desk handoff VIDEO --clip 1-3 --to T --json` for premiere, edl and otio (written
    by OpenTimelineIO and its adapters: they are found inside the bundle) and fcpx;
-6. `marlin-desk library add DEMO`, `analyze DEMO` (the bundled model, through the cache) and
+7. `marlin-desk library add DEMO`, `analyze DEMO` (the bundled model, through the cache) and
    `library search "the blue screen" --json`: SQLite's FTS5 inside the frozen Python finds the
    blue segment (8-13 s) first;
-7. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
+8. `marlin-desk selftest --screenshot PNG --json` opens the real window offscreen, loads the
    model, analyses, searches and saves a screenshot: exit 0, `ok: true` in the JSON, a PNG that
    is neither empty nor blank;
 7. speech, offline: `marlin-desk models verify Systran/faster-whisper-tiny.en` re-hashes the
@@ -196,6 +200,38 @@ class Smoke:
             self.check(1.5 <= float(doc.get("duration") or 0) <= 2.5,
                        f"export: the clip lasts about 2 s ({doc.get('duration')})")
 
+    def reframe(self) -> None:
+        folder = self.out / "reframe"
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        try:
+            sys.path.insert(0, str(ROOT))
+            from marlin_desk.dev.reframe_videos import make_reframe_video
+
+            faces = folder / "faces.mp4"
+            make_reframe_video(faces, "two_shots", duration=3.0)
+        except Exception as exc:  # noqa: BLE001 - reported as a failed check
+            self.check(False, f"reframe: cannot make the face video here ({exc})")
+            return
+        rc, out, _ = self.run("reframe", "export", str(faces), "--clip", "0-3", "--preset",
+                              "reels", "--out", str(folder / "clips"), "--json")
+        doc = self.json_of("reframe", out) if rc == 0 else {}
+        clip = (doc.get("clips") or [{}])[0]
+        report = clip.get("reframe") or {}
+        self.check(str(report.get("detector", "")).startswith("yuface"),
+                   f"reframe: the bundled detector ran ({report.get('detector')!r}, "
+                   f"note {report.get('note')!r})")
+        self.check(report.get("shots") == 2 and report.get("shots_with_subject") == 2,
+                   f"reframe: the face found in both shots ({report})")
+        if clip.get("path"):
+            rc, out, _ = self.run("probe-reframed", "probe", clip["path"], "--json",
+                                  timeout=120)
+            probed = self.json_of("probe-reframed", out) if rc == 0 else {}
+            self.check((probed.get("width"), probed.get("height")) == (1080, 1920),
+                       f"reframe: a 1080x1920 clip ({probed.get('width')}x"
+                       f"{probed.get('height')})")
+
     def handoff(self, video: Path) -> None:
         folder = self.out / "handoff"
         if folder.exists():
@@ -356,6 +392,7 @@ def main() -> int:
         smoke.probe(video)
         smoke.demo()
         smoke.export(video)
+        smoke.reframe()
         smoke.handoff(video)
         smoke.library()
         if not args.skip_selftest:

@@ -31,6 +31,7 @@ _FORMATS = ("srt", "vtt", "chapters")
 def register(subparsers: Any) -> None:
     # Light modules only: building the parser must not load PyAV or FFmpeg tooling.
     from marlin_desk.core.options import SNAP_TOLERANCE_SECONDS
+    from marlin_desk.core.reframe import REFRAME_MODES
     from marlin_desk.media.audio import AUDIO_BITRATES, LOUDNESS_TARGETS, TRUE_PEAK_DB
     from marlin_desk.media.caption_styles import CAPTION_STYLES
     from marlin_desk.media.encoders import DEFAULT_ENCODER, ENCODER_CHOICES
@@ -107,6 +108,11 @@ def register(subparsers: Any) -> None:
                         "snapped times are what the clips and their subtitles use")
     p.add_argument("--snap-tolerance", type=float, default=SNAP_TOLERANCE_SECONDS,
                    metavar="S", help="how far an edge may move, seconds (default %(default)s)")
+    p.add_argument("--reframe", choices=list(REFRAME_MODES), default=None,
+                   help="auto: the crop follows the subject (faces), still inside a dead zone, "
+                        "panning at a speed limit, jumping at shot changes; centre: the fixed "
+                        "centre crop; off: the preset's fill as it is (default: auto where the "
+                        "preset crops to another aspect, e.g. reels and square of 16:9)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     _add_style_args(p)
     p.set_defaults(func=run_export)
@@ -339,7 +345,8 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         events = _optional_events(video, args)
     clips = [ClipSpec(a, b, desc or _description(events, a, b), args.preset, mode,
-                      args.fill, args.subtitles, args.captions) for a, b, desc in spans]
+                      args.fill, args.subtitles, args.captions, reframe=args.reframe)
+             for a, b, desc in spans]
     out_dir = Path(args.out) if args.out else Path(video).resolve().parent
     options = ExportOptions(out_dir, args.name, args.speed, _style(args), encoder=args.encoder,
                             loudness=loudness, audio_channels=channels,
@@ -347,7 +354,8 @@ def run_export(args: argparse.Namespace) -> int:
     binary = find_ffmpeg()
     bar = _Bars(len(clips), args.encoder)
     queue = ExportQueue(video, clips, options, events=events, on_progress=bar.update,
-                        on_result=bar.finished, binary=binary, transcript=transcript)
+                        on_result=bar.finished, binary=binary, transcript=transcript,
+                        detections=_reframe_detections(args.reframe))
     results = _run_interruptibly(queue)
     bar.close()
     if args.json:
@@ -372,6 +380,20 @@ def run_export(args: argparse.Namespace) -> int:
         print("marlin-desk: cancelled", file=sys.stderr)
         return 130
     return 0
+
+
+def _reframe_detections(mode: str | None) -> Any:
+    """The cached detection look-up for reframed clips (None when reframing is off)."""
+    if mode == "off":
+        return None
+    from marlin_desk.store.cache import AnalysisCache, CacheUnavailable
+    from marlin_desk.workflows.reframe import ReframeCache
+
+    try:
+        shots: AnalysisCache | None = AnalysisCache()  # cuts found before are reused
+    except CacheUnavailable:
+        shots = None
+    return ReframeCache(shots=shots).detections
 
 
 def _snap_spans(video: str, spans: list[tuple[float, float, str]], tolerance: float
@@ -439,6 +461,12 @@ class _Bars:
         if result.fallback:
             progress(f"clip {result.index}/{self.count}: no smart cut, re-encoded in exact "
                      f"mode: {result.fallback}")
+        reframe = result.reframe or {}
+        if reframe.get("mode") == "auto" and reframe.get("applied"):
+            progress(f"clip {result.index}/{self.count}: reframed, {reframe['shots']} shot(s), "
+                     f"{reframe['shots_with_subject']} with a subject, "
+                     f"{len(reframe['pins'])} pin(s)"
+                     + (f": {reframe['note']}" if reframe.get("note") else ""))
         audio = result.audio or {}
         loud = audio.get("loudness")
         if loud:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from marlin_desk.core.errors import BadInput
+from marlin_desk.core.reframe import Pin, check_mode, sorted_pins
 from marlin_desk.core.timeline import Event, round_time
 
 FORMAT = "marlin-desk-project"
@@ -33,7 +34,12 @@ def new_clip_id() -> str:
 
 @dataclass(frozen=True)
 class Clip:
-    """One clip in the bin: a span of the source video and how to export it."""
+    """One clip in the bin: a span of the source video and how to export it.
+
+    `reframe` is the clip's own reframing mode (core.reframe: auto, centre, off; None: the
+    preset's default) and `pins` the editor's keyframes of the crop (video times). Both are
+    written to the project only when set, so older projects read unchanged and older apps
+    ignore them."""
 
     start: float
     end: float
@@ -42,6 +48,8 @@ class Clip:
     source: str = "manual"  # where it came from: event, find, marks, library, manual
     id: str = field(default_factory=new_clip_id)
     video: str = ""  # another video's absolute path (a library result); "": the project's
+    reframe: str | None = None
+    pins: tuple[Pin, ...] = ()
 
     @property
     def duration(self) -> float:
@@ -56,15 +64,27 @@ class Clip:
     def with_preset(self, preset: str) -> Clip:
         return replace(self, preset=preset)
 
+    def with_reframe(self, mode: str | None) -> Clip:
+        return replace(self, reframe=None if mode is None else check_mode(mode))
+
+    def with_pins(self, pins: tuple[Pin, ...] | list[Pin]) -> Clip:
+        """The clip with these pins (sorted, one per time)."""
+        return replace(self, pins=sorted_pins(pins))
+
     def video_of(self, project_video: str) -> str:
         """The file this clip is cut from."""
         return self.video or project_video
 
     def to_json(self, base: Path | None = None) -> dict[str, Any]:
-        d = {"id": self.id, "name": self.name, "start": round_time(self.start),
-             "end": round_time(self.end), "preset": self.preset, "source": self.source}
+        d: dict[str, Any] = {"id": self.id, "name": self.name,
+                             "start": round_time(self.start), "end": round_time(self.end),
+                             "preset": self.preset, "source": self.source}
         if self.video:
             d["video"] = _relative(self.video, base)
+        if self.reframe is not None:
+            d["reframe"] = self.reframe
+        if self.pins:
+            d["pins"] = [p.to_json() for p in self.pins]
         return d
 
     @classmethod
@@ -75,8 +95,11 @@ class Clip:
         video = str(d.get("video") or "")
         if video and base is not None and not os.path.isabs(video):
             video = str((base / video).resolve())
+        reframe = d.get("reframe")
         return cls(start, end, str(d.get("name", "")), str(d.get("preset", "original")),
-                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()), video)
+                   str(d.get("source", "manual")), str(d.get("id") or new_clip_id()), video,
+                   None if reframe is None else check_mode(str(reframe)),
+                   sorted_pins([Pin.from_json(p) for p in d.get("pins") or []]))
 
 
 @dataclass

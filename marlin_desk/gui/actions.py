@@ -26,6 +26,7 @@ class ActionSpec:
     tip: str = ""
     args: tuple[object, ...] = ()
     checkable: bool = False  # a toggle: the handler gets the new state
+    checked: bool = False  # a toggle's state at start (its handler's default must agree)
 
 
 SEPARATOR = None
@@ -68,6 +69,16 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
                    "edges on whole sentences (within 3 s); before words when both are on",
                    checkable=True),
         SEPARATOR,
+        ActionSpec("Reframe: &Follow the Subject", "reframe.set_mode", args=("auto",),
+                   tip="the selected clips' 9:16 or square crop follows the faces"),
+        ActionSpec("Reframe: Centre Crop", "reframe.set_mode", args=("centre",)),
+        ActionSpec("Reframe: Off", "reframe.set_mode", args=("off",),
+                   tip="no reframing: the preset's fill as it is"),
+        ActionSpec("Reframe: Preset's Default", "reframe.set_mode", args=(None,)),
+        ActionSpec("Remove Crop Pin at This Frame", "reframe.remove_pin_here"),
+        ActionSpec("Clear Crop Pins", "reframe.clear_pins",
+                   tip="the crop follows the subject again, without the pins dragged"),
+        SEPARATOR,
         ActionSpec("&Preferences…", "dialogs.show_preferences", SK.Preferences),
     )),
     ("&Playback", (
@@ -92,6 +103,9 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
         ActionSpec("Zoom &In", "timeline.zoom", "Ctrl+=", args=(1.5,)),
         ActionSpec("Zoom &Out", "timeline.zoom", "Ctrl+-", args=(1 / 1.5,)),
         ActionSpec("&Fit Timeline", "timeline.fit", "Ctrl+0"),
+        ActionSpec("Show &Reframe Crop", "reframe.set_shown", "Ctrl+Shift+R",
+                   "the selected clip's 9:16 or square crop over the picture; drag it to pin",
+                   checkable=True, checked=True),
         ActionSpec("&Find…", "focus_search", SK.Find),
         ActionSpec("Preview &Captions", "speech.set_preview", "Ctrl+Shift+P",
                    "the burned-in captions of what is said, over the picture", checkable=True),
@@ -184,6 +198,7 @@ def _add_action(window: QMainWindow, menu: QMenu, spec: ActionSpec) -> QAction:
     handler, args = _resolve(window, spec.handler), spec.args
     if spec.checkable:
         action.setCheckable(True)
+        action.setChecked(spec.checked)
         action.toggled.connect(handler)
     else:
         action.triggered.connect(lambda _=False, h=handler, a=args: h(*a))

@@ -39,6 +39,7 @@ from marlin_desk.gui.controllers.library import LibraryController
 from marlin_desk.gui.controllers.model_jobs import ModelJobs
 from marlin_desk.gui.controllers.navigation import Navigation
 from marlin_desk.gui.controllers.project import ProjectController
+from marlin_desk.gui.controllers.reframe import ReframeController
 from marlin_desk.gui.controllers.speech import SpeechController
 from marlin_desk.gui.controllers.video import VideoController, open_cache
 from marlin_desk.gui.controllers.views import ViewSync
@@ -58,6 +59,7 @@ from marlin_desk.gui.timefmt import count
 from marlin_desk.gui.timeline import TimelineWidget
 from marlin_desk.gui.worker import EngineClient
 from marlin_desk.paths import data_dir
+from marlin_desk.workflows.reframe import ReframeCache
 
 
 class MainWindow(QMainWindow):
@@ -91,9 +93,15 @@ class MainWindow(QMainWindow):
                                     self.search_panel, model, self)
         self.video = VideoController(self.doc, self.player, self.timeline, self.jobs,
                                      self.notifier, self.cache, self)
+        # one reframing cache for the preview and the export: the export reuses detections
+        self.reframe_cache = ReframeCache(shots=self.cache)
         self.exports = ExportController(self.doc, self.settings, self.notifier, self.jobs,
                                         self.clips_panel, self.clips_dock, self, self,
-                                        cache=self.cache)
+                                        cache=self.cache,
+                                        reframe_detections=self.reframe_cache.detections)
+        self.reframe = ReframeController(self.doc, self.undo_stack, self.player,
+                                         self.clips_panel, self.jobs, self.notifier,
+                                         self.reframe_cache, self)
         self.views = ViewSync(self.doc, self.player, self.timeline, self.events_panel,
                               self.search_panel, self.clips_panel, self)
         self.dialogs = Dialogs(self, self.settings, self.model_jobs, self.notifier, self)
@@ -380,6 +388,7 @@ class MainWindow(QMainWindow):
         """Stop every worker; safe to call twice."""
         self.autosave_timer.stop()
         self.video.shutdown()
+        self.reframe.shutdown()
         self.queue.shutdown()
         self.library.shutdown()
         if self.exports.running:

@@ -1,5 +1,6 @@
 """Workers for the media side, each on its own thread so the model queue never delays them:
-opening (probe, fingerprint, cache look-up), thumbnails, the audio waveform and clip export.
+opening (probe, fingerprint, cache look-up), thumbnails, the audio waveform, clip export and
+the reframing analysis of a clip.
 
 They are QThread subclasses whose `run` does the work and reports by signals; the GUI connects
 those to QObject slots (queued onto the GUI thread). Images are made as QImage here; QPixmap is
@@ -256,3 +257,26 @@ class ExportWorker(_Worker):
     def work(self) -> None:
         results = self._queue.run()
         self.done.emit(results)
+
+
+class ReframeWorker(_Worker):
+    """One clip's reframing analysis (workflows.reframe.analyse_clip: the detections from the
+    file cache, else one FFmpeg pass with the face detector), for the preview's crop."""
+
+    progress = Signal(float)  # 0..1
+    analysed = Signal(object)  # workflows.reframe.ClipReframing
+
+    def __init__(self, video: str, start: float, end: float, preset: str, info: Any,
+                 cache: Any, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.video, self.start_t, self.end_t, self.preset = video, start, end, preset
+        self.info, self.cache = info, cache
+
+    def work(self) -> None:
+        from marlin_desk.workflows.reframe import analyse_clip
+
+        result = analyse_clip(self.video, self.start_t, self.end_t, self.preset,
+                              info=self.info, cache=self.cache, should_stop=self._stop,
+                              on_progress=self.progress.emit)
+        if not self.cancelled:
+            self.analysed.emit(result)

@@ -31,7 +31,10 @@ SHUTTLE_RATES = [1.0, 2.0, 4.0, 8.0]
 
 
 class VideoView(QGraphicsView):
-    """Keeps the video item fitted to the view, letterboxed on black."""
+    """Keeps the video item fitted to the view, letterboxed on black. `fitted` says the
+    picture's place changed (items drawn over it, like the reframing crop, follow)."""
+
+    fitted = Signal()
 
     def __init__(self, item: QGraphicsVideoItem, parent: QWidget | None = None) -> None:
         scene = QGraphicsScene()
@@ -46,6 +49,10 @@ class VideoView(QGraphicsView):
         self.setFrameShape(QGraphicsView.Shape.NoFrame)
         self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
         self.setMinimumSize(320, 180)
+        # Every frame repaints the whole view: the video item's bounding rect is the stored
+        # picture's, so for a file with a display rotation (phones) Qt repainted only that
+        # rectangle of the turned picture and left the rest of it stale.
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.FullViewportUpdate)
         item.nativeSizeChanged.connect(self._fit)
 
     def resizeEvent(self, event) -> None:  # noqa: ANN001, N802
@@ -58,6 +65,7 @@ class VideoView(QGraphicsView):
         self.item.setSize(QSizeF(size.width(), size.height()))
         self.scene().setSceneRect(QRectF(0, 0, size.width(), size.height()))
         self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self.fitted.emit()
 
 
 class PlayerWidget(QWidget):

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import ffmpeg
 
@@ -70,6 +70,7 @@ from marlin_desk.media.presets import (
     DEFAULT_MODE,
     MODES,
     SUBTITLE_MODES,
+    Fill,
     Mode,
     Preset,
     apply_video_filters,
@@ -79,6 +80,8 @@ from marlin_desk.media.presets import (
     video_codec,
 )
 from marlin_desk.media.probe import VideoInfo
+from marlin_desk.media.reframe import DetectionSource, clip_path
+from marlin_desk.media.reframe_render import MovingCrop, shot_is_cropped
 from marlin_desk.media.smart_cut import (
     SmartFallback,
     SmartPlan,
@@ -166,10 +169,12 @@ def output_size(info: VideoInfo, spec: ClipSpec) -> tuple[int, int]:
 def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoInfo,
                   out_path: Path, options: ExportOptions, *,
                   soft_subs: Sequence[SoftTrack] = (), burn_subs: Path | None = None,
-                  encoder: Encoder | None = None, audio: AudioPlan | None = None) -> list[str]:
+                  encoder: Encoder | None = None, audio: AudioPlan | None = None,
+                  crop: MovingCrop | None = None) -> list[str]:
     """The FFmpeg argument list (executable first) writing `out_path`; a re-encode uses
     `encoder` (a hardware one from media.encoders) or, when None, libx264/libx265. `audio`
-    (media.audio) says how the sound is written; None: as the options ask, no loudness."""
+    (media.audio) says how the sound is written; None: as the options ask, no loudness.
+    `crop`: the reframing crop (media.reframe_render), rendered frame by frame."""
     spec = plan.spec
     preset = get_preset(spec.preset)
     if audio is None:
@@ -193,9 +198,11 @@ def build_command(binary: FFmpegBinary, video: str, plan: ClipPlan, info: VideoI
             streams.append(_audio_filters(src["a:0"], audio))
             out_args.update(audio.encode)
     else:
-        fill = spec.fill or preset.fill
+        fill = (spec.fill or preset.fill) if crop is None else (crop.fill_elsewhere or "crop")
         v = src["v:0"].filter("trim", start=f"{plan.skip:.6f}").filter("setpts", "PTS-STARTPTS")
-        v = apply_video_filters(v, preset, fill, plan.fps)
+        crop_xy = None if crop is None else crop.expressions(float(plan.fps))
+        when = None if crop is None else crop.cropped_when(float(plan.fps))
+        v = apply_video_filters(v, preset, cast(Fill, fill), plan.fps, crop_xy, when)
         if burn_subs is not None:
             v = v.filter("subtitles", filename=str(burn_subs))
         codec = video_codec(info, preset, binary.has_encoder("libx265"))
@@ -246,12 +253,14 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
                 transcript: Transcript | None = None, info: VideoInfo | None = None,
                 binary: FFmpegBinary | None = None,
                 on_progress: Callable[[float], None] | None = None,
-                cancel: CancelToken | None = None) -> ExportResult:
+                cancel: CancelToken | None = None,
+                detections: DetectionSource | None = None) -> ExportResult:
     """Export one clip; returns a `done` result or raises Cancelled / MarlinError / BadInput.
 
     `events` (video time) are needed for subtitles from the events, `transcript` for subtitles
     from the speech (options.subtitle_source) and for captions. A cancel or failure leaves no
-    file under the final name (the partial file is deleted).
+    file under the final name (the partial file is deleted). `detections` gives a reframed
+    clip's subject detections (workflows.reframe's cache); else they are made here.
     """
     t0 = time.monotonic()
     video = os.path.abspath(os.fspath(video))
@@ -268,8 +277,12 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
     except OSError as exc:
         raise BadInput(f"cannot create the output folder {out_dir}: "
                        f"{exc.strerror or exc}") from None
+    rising = _Rising(on_progress)
+    crop, reframe = _reframe(video, info, spec, detections, rising, cancel)
     job = _Job(video, info, binary, options, index, ClipSources(events, transcript), out_dir,
-               _Rising(on_progress), cancel)
+               rising if crop is None else (lambda f: rising(_DETECT_SHARE
+                                                             + (1 - _DETECT_SHARE) * f)),
+               cancel, crop)
     fallback = None
     if spec.mode == "smart":
         fallback = ("burned captions change every frame, so every frame is re-encoded"
@@ -282,11 +295,38 @@ def export_clip(video: str | os.PathLike[str], spec: ClipSpec, options: ExportOp
                 fallback = str(exc)
             else:
                 result.seconds = time.monotonic() - t0
+                result.reframe = reframe
                 return result
     result = job.write(spec, "fast" if spec.mode == "fast" else "exact")
     result.fallback = fallback
+    result.reframe = reframe
     result.seconds = time.monotonic() - t0
     return result
+
+
+# The share of a reframed clip's progress bar that the subject detection fills (it costs about
+# a fifth of the encode: bench/reframe.py).
+_DETECT_SHARE = 0.2
+
+
+def _reframe(video: str, info: VideoInfo, spec: ClipSpec, detections: DetectionSource | None,
+             progress: Callable[[float], None], cancel: CancelToken | None,
+             ) -> tuple[MovingCrop | None, dict[str, Any] | None]:
+    """The clip's moving crop or None (the preset's own picture), and its report."""
+    if spec.mode == "fast":
+        return None, None
+    preset = get_preset(spec.preset)
+    fill = spec.fill or preset.fill
+    path, first, report = clip_path(
+        video, info, spec.start, spec.end, preset, fill, spec.reframe,
+        spec.pins, detections=detections, cancel=cancel,
+        on_progress=lambda f: progress(_DETECT_SHARE * f))
+    if path is None or path.axis is None or first is None:
+        return None, report
+    cropped = [shot_is_cropped(path, shot) for shot in path.shots]
+    if not any(cropped):
+        return None, report  # nobody found: the preset's own picture (the centre crop)
+    return MovingCrop(path, first, None if fill == "crop" or all(cropped) else fill), report
 
 
 @dataclass
@@ -302,6 +342,7 @@ class _Job:
     out_dir: Path
     on_progress: Callable[[float], None]
     cancel: CancelToken | None
+    crop: MovingCrop | None = None  # the reframing crop (media.reframe_render)
 
     def write(self, spec: ClipSpec, mode: Mode, smart: SmartPlan | None = None) -> ExportResult:
         """Write the clip in `mode` (smart needs its plan) and place it under its final name."""
@@ -390,7 +431,8 @@ class _Job:
                                    self.binary.has_encoder("libx265"))
             encoder = choose_encoder(self.binary, software, self.options.encoder)
         cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
-                            soft_subs=soft, burn_subs=burn, encoder=encoder, audio=audio)
+                            soft_subs=soft, burn_subs=burn, encoder=encoder, audio=audio,
+                            crop=self.crop)
         try:
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         except Cancelled:
@@ -403,7 +445,7 @@ class _Job:
                                                 f"{software}")
             cmd = build_command(self.binary, self.video, plan, self.info, tmp, self.options,
                                 soft_subs=soft, burn_subs=burn, encoder=encoder,
-                                audio=audio)
+                                audio=audio, crop=self.crop)
             run_ffmpeg(cmd, plan.duration, self.on_progress, self.cancel)
         return encoder
 

@@ -30,6 +30,7 @@ from marlin_desk.media.clip_export import (
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.presets import estimated_kbps, get_preset
 from marlin_desk.media.probe import VideoInfo
+from marlin_desk.media.reframe import DetectionSource
 from marlin_desk.media.subtitle_sources import check_inputs
 
 ProgressFn = Callable[[int, float, float], None]
@@ -72,7 +73,8 @@ class ExportQueue:
                  on_progress: ProgressFn | None = None, on_result: ResultFn | None = None,
                  binary: FFmpegBinary | None = None,
                  cancel: threading.Event | None = None,
-                 transcript: Transcript | None = None) -> None:
+                 transcript: Transcript | None = None,
+                 detections: DetectionSource | None = None) -> None:
         self.video = os.path.abspath(os.fspath(video))
         self.clips = list(clips)
         self.options = options
@@ -81,6 +83,7 @@ class ExportQueue:
         self.on_progress = on_progress
         self.on_result = on_result
         self.binary = binary
+        self.detections = detections  # reframing detections (workflows.reframe's cache)
         self._all = cancel if cancel is not None else threading.Event()
         self._own = [threading.Event() for _ in self.clips]
         self._tokens = [_EitherSet(self._all, own) for own in self._own]
@@ -141,7 +144,8 @@ class ExportQueue:
                     result = export_clip(self.video, spec, self.options, index=i + 1,
                                          events=self.events, transcript=self.transcript,
                                          info=info, binary=binary,
-                                         on_progress=report, cancel=self._tokens[i])
+                                         on_progress=report, cancel=self._tokens[i],
+                                         detections=self.detections)
                 except Cancelled:
                     result.status = "cancelled"
                 except MarlinError as exc:

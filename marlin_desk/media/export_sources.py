@@ -6,6 +6,8 @@ clip of the third video never leaves the first two half done. Clip indexes and p
 batch's: clip i of the whole list, and the overall fraction weighted by every clip's duration.
 A source's events and transcript (for subtitles and captions) may be functions, called on the
 export thread: reading another video's cached analysis never runs on the caller's (GUI) thread.
+A source's reframing detections (workflows.reframe's cache) let the export reuse what the app's
+preview detected.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event
 from marlin_desk.media.clip_export import ClipSpec, ExportOptions, ExportResult
 from marlin_desk.media.export_queue import ExportQueue, ProgressFn, ResultFn
+from marlin_desk.media.reframe import DetectionSource
 
 EventsSource = Sequence[Event] | Callable[[], Sequence[Event] | None] | None
 
@@ -32,6 +35,7 @@ class SourceClips:
     clips: list[ClipSpec]
     events: EventsSource = None
     transcript: Any = None  # core.transcript.Transcript, or a function giving it (or None)
+    detections: DetectionSource | None = None  # None: reframed clips detect on their own
     _queue: ExportQueue | None = field(default=None, repr=False)
 
 
@@ -53,6 +57,7 @@ class SourcesExport:
         self._weights = [sum(max(c.duration, 1e-3) for c in s.clips) for s in self.sources]
         for i, s in enumerate(self.sources):
             s._queue = ExportQueue(s.video, s.clips, options, events=None,
+                                   detections=s.detections,
                                    on_progress=self._progress_of(i),
                                    on_result=self._result_of(i), cancel=self._all)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from marlin_desk.core.errors import BadInput
+from marlin_desk.core.reframe import REFRAME_MODES, Pin
 from marlin_desk.media.caption_styles import get_caption_style
 from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.naming import DEFAULT_TEMPLATE
@@ -40,6 +41,10 @@ class ClipSpec:
     fill: Fill | None = None  # None: the preset's default (crop for 9:16 and 1:1)
     subtitles: SubtitleMode = "none"
     captions: str | None = None  # a caption_styles name: karaoke captions burned in
+    # Reframing (media.reframe): None takes media.reframe.default_mode (auto where the preset
+    # crops to another aspect); pins are the editor's keyframes of the crop (video times).
+    reframe: str | None = None
+    pins: tuple[Pin, ...] = ()
 
     @property
     def duration(self) -> float:
@@ -87,6 +92,7 @@ class ExportResult:
     smart: dict[str, Any] | None = None  # what a smart cut re-encoded and copied
     encoder: dict[str, Any] | None = None  # the video encoder that ran and why (None: a copy)
     audio: dict[str, Any] | None = None  # channels, codec, loudness measured in and out, note
+    reframe: dict[str, Any] | None = None  # mode, shots, shots with a subject, pins (reframe)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +109,7 @@ class ExportResult:
             "error": self.error, "seconds": round(self.seconds, 3),
             "mode_used": self.mode_used or None, "fallback_reason": self.fallback,
             "smart": self.smart, "encoder": self.encoder, "audio": self.audio,
+            "reframe": self.reframe,
         }
 
 
@@ -123,6 +130,8 @@ def validate_clip(spec: ClipSpec, info: VideoInfo) -> ClipSpec:
                        f"use {', '.join(SUBTITLE_MODES)}")
     if spec.fill is not None and spec.fill not in FILLS:
         raise BadInput(f"unknown fill {spec.fill!r}; use {', '.join(FILLS)}")
+    if spec.reframe is not None and spec.reframe not in REFRAME_MODES:
+        raise BadInput(f"unknown reframe mode {spec.reframe!r}; use {', '.join(REFRAME_MODES)}")
     if spec.mode == "fast" and preset.name != "original":
         raise BadInput(f"{label}: fast mode copies the streams and cannot resize for the "
                        f"{preset.name} preset; use exact mode")

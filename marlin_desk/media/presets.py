@@ -115,22 +115,39 @@ def video_codec(info: VideoInfo, preset: Preset, has_x265: bool) -> str:
     return "libx264"
 
 
-def apply_video_filters(stream: Any, preset: Preset, fill: Fill, fps: Fraction) -> Any:
-    """The filter chain (ffmpeg-python nodes) from the decoded, upright frames to the output."""
+def apply_video_filters(stream: Any, preset: Preset, fill: Fill, fps: Fraction,
+                        crop_xy: tuple[str, str] | None = None,
+                        cropped_when: str | None = None) -> Any:
+    """The filter chain (ffmpeg-python nodes) from the decoded, upright frames to the output.
+    `crop_xy`: x and y expressions of a moving crop (media.reframe_render); with the blur or
+    pad fill, `cropped_when` (an `enable` expression) says which frames get that crop, the
+    others keep the fill."""
     stream = stream.filter("fps", fps=str(fps))
     # Square pixels and even sizes first: all later arithmetic can assume SAR 1:1.
     stream = stream.filter("scale", w="trunc(iw*sar/2)*2", h="trunc(ih/2)*2")
     stream = stream.filter("setsar", "1")
     if preset.width and preset.height:
-        stream = _fit(stream, preset.width, preset.height, fill)
+        stream = _fit(stream, preset.width, preset.height, fill, crop_xy, cropped_when)
     return stream.filter("setsar", "1")
 
 
-def _fit(stream: Any, w: int, h: int, fill: Fill) -> Any:
+def _fit(stream: Any, w: int, h: int, fill: Fill,
+         crop_xy: tuple[str, str] | None = None, cropped_when: str | None = None) -> Any:
+    if fill != "crop" and crop_xy is not None and cropped_when is not None:
+        # Both pictures, the cropped one laid over the fill where a subject was found. Costs
+        # both chains on every frame, only for clips that mix the two.
+        import ffmpeg
+
+        parts = stream.split()
+        base = _fit(parts[0], w, h, fill)
+        moving = _fit(parts[1], w, h, "crop", crop_xy)
+        return ffmpeg.overlay(base, moving, x=0, y=0, enable=cropped_when)
     if fill == "crop":
-        # Crop the centre to the target aspect first (cheaper than scaling the whole frame).
+        # Crop to the target aspect first (cheaper than scaling the whole frame): the centre,
+        # or where the reframing path puts the window at each frame.
+        where = {} if crop_xy is None else {"x": crop_xy[0], "y": crop_xy[1]}
         stream = stream.filter("crop", w=f"trunc(min(iw,ih*{w}/{h})/2)*2",
-                               h=f"trunc(min(ih,iw*{h}/{w})/2)*2")
+                               h=f"trunc(min(ih,iw*{h}/{w})/2)*2", **where)
         return stream.filter("scale", w, h)
     fg_src = stream
     if fill == "blur":

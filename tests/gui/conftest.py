@@ -39,8 +39,10 @@ def sample_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def own_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test its own app data folder: a video's saved clips never reach another test."""
+    """Each test its own app data and cache folders: a video's saved clips and its reframing
+    detections never reach another test (or the user's)."""
     monkeypatch.setenv("MARLIN_DESK_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("MARLIN_DESK_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture

@@ -37,9 +37,12 @@ class ExportController(QObject):
 
     def __init__(self, doc: Document, settings: Settings, notifier: Notifier, jobs: JobBar,
                  clips: ClipsPanel, clips_dock: QDockWidget, window: QWidget,
-                 parent: QObject | None = None, cache: Any = None) -> None:
+                 parent: QObject | None = None, cache: Any = None,
+                 reframe_detections: Any = None) -> None:
         super().__init__(parent)
         self.cache = cache  # for the events of clips cut from other videos
+        # the preview's reframing detections (workflows.reframe.ReframeCache.detections)
+        self.reframe_detections = reframe_detections
         self.doc, self.settings, self.notifier, self.jobs = doc, settings, notifier, jobs
         self.clips, self.clips_dock, self.window = clips, clips_dock, window
         self.worker: ExportWorker | None = None
@@ -132,11 +135,13 @@ class ExportController(QObject):
                     else partial(video_events, video, self.cache)
                 transcript: Any = self.doc.transcript if own \
                     else partial(cached_transcript, video, cache=self.cache)
-                sources[video] = SourceClips(video, [], events, transcript)
+                sources[video] = SourceClips(video, [], events, transcript,
+                                             detections=self.reframe_detections)
             sources[video].clips.append(ClipSpec(
                 c.start, c.end, c.name, preset=p, mode=clip_mode,  # type: ignore[arg-type]
                 fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
-                subtitles=subtitles, captions=captions or None))  # type: ignore[arg-type]
+                subtitles=subtitles, captions=captions or None,  # type: ignore[arg-type]
+                reframe=c.reframe, pins=c.pins))  # the clip's own mode and the editor's pins
         target = out_dir or str(self.settings.export_dir)
         source = source or default_subtitle_source(self._has_transcript())
         try:

@@ -1,6 +1,6 @@
 """Moving through the video as an editor does: to the previous or next edit point (event and
-clip edges, the marks), a second back or forward, and playing the In to Out range (once, or
-round and round with Loop)."""
+clip edges, the clips' reframing pins, the marks), a second back or forward, and playing the
+In to Out range (once, or round and round with Loop)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ class Navigation(QObject):
 
     def edit_points(self) -> list[float]:
         points = {0.0}
-        for item in (*self.doc.events, *self.doc.clips):
+        own = [c for c in self.doc.clips if c.video_of(self.doc.video) == self.doc.video]
+        for item in (*self.doc.events, *own):  # another video's clips are not on this one
             points.update((item.start, item.end))
+        points.update(p.t for c in own for p in c.pins if c.start <= p.t <= c.end)
         points.update(t for t in (self.doc.mark_in, self.doc.mark_out) if t is not None)
         if self.doc.duration > 0:
             points.add(self.doc.duration)

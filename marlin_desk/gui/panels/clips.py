@@ -21,14 +21,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from marlin_desk.core.reframe import REFRAME_LABELS, REFRAME_MODES
 from marlin_desk.gui import timefmt
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.panels.doc_table import DocumentTable, Index
 from marlin_desk.gui.panels.export_progress import ExportProgress
 from marlin_desk.gui.timefmt import column_width, count, fmt_time, parse_time
-from marlin_desk.media.presets import PRESETS
+from marlin_desk.media.presets import PRESETS, get_preset
+from marlin_desk.media.reframe import can_reframe, default_mode
 
-COLUMNS = ("Name", "In", "Out", "Length", "Preset", "Video")
+COLUMNS = ("Name", "In", "Out", "Length", "Preset", "Video", "Reframe")
+REFRAME_COLUMN = 6
+# The Reframe column's choices: the preset's default (None), then the core's modes.
+REFRAME_CHOICES: tuple[tuple[str | None, str], ...] = (
+    (None, "Default"), *((m, REFRAME_LABELS[m]) for m in REFRAME_MODES))
 
 
 def preset_names() -> list[str]:
@@ -46,6 +52,7 @@ class ClipsModel(DocumentTable):
     renameRequested = Signal(str, str)
     timesRequested = Signal(str, float, float)
     presetRequested = Signal(str, str)
+    reframeRequested = Signal(str, object)  # clip id, mode or None (the preset's default)
     editRejected = Signal(str)
     exportForDragRequested = Signal(list)  # clip ids dragged before they were exported
 
@@ -69,6 +76,8 @@ class ClipsModel(DocumentTable):
             if role == Qt.ItemDataRole.ToolTipRole and c.video:
                 return f"cut from {c.video} (exported from that file)"
             return None
+        if index.column() == REFRAME_COLUMN:
+            return self._reframe_data(c, role)
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return (c.name, fmt_time(c.start), fmt_time(c.end), fmt_time(c.duration),
                     c.preset)[index.column()]
@@ -76,6 +85,29 @@ class ClipsModel(DocumentTable):
             return c.id
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"from {c.source}"
+        return None
+
+    def _reframe_data(self, c: Any, role: int) -> Any:
+        """The clip's reframing mode: its own, or the preset's default and what that is here
+        (media.reframe decides it); a dash where the preset keeps the source's aspect."""
+        if role == Qt.ItemDataRole.EditRole:
+            return c.reframe
+        info = self.doc.info if not c.video else None
+        preset = get_preset(c.preset)
+        applies = info is None or can_reframe(preset, info, preset.fill)
+        mode = c.reframe or (default_mode(preset, info, preset.fill) if info else None)
+        if role == Qt.ItemDataRole.DisplayRole:  # the short name: the column is narrow
+            if not applies:
+                return "—"
+            if mode is None:
+                return "Default"
+            return mode.capitalize() + ("" if c.reframe else " (default)")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if not applies:
+                return "the preset keeps the source's aspect: nothing to reframe"
+            pins = f", {count(len(c.pins), 'pin')}" if c.pins else ""
+            label = REFRAME_LABELS[mode] if mode else "the preset's default"
+            return f"reframing: {label}{pins}"
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
@@ -109,6 +141,11 @@ class ClipsModel(DocumentTable):
         if col == 0:
             if str(value) != c.name:
                 self.renameRequested.emit(c.id, str(value).strip())
+            return True
+        if col == REFRAME_COLUMN:
+            mode = value or None
+            if mode != c.reframe:
+                self.reframeRequested.emit(c.id, mode)
             return True
         if col == 4:
             if str(value) != c.preset:
@@ -145,6 +182,24 @@ class PresetDelegate(QStyledItemDelegate):
         model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
 
 
+class ReframeDelegate(QStyledItemDelegate):
+    """A drop-down of the reframing modes in the Reframe column."""
+
+    def createEditor(self, parent: QWidget, option: Any, index: QModelIndex) -> QWidget:  # noqa: N802
+        box = QComboBox(parent)
+        for mode, label in REFRAME_CHOICES:
+            box.addItem(label, mode)
+        return box
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:  # noqa: N802
+        assert isinstance(editor, QComboBox)
+        editor.setCurrentIndex(max(0, editor.findData(index.data(Qt.ItemDataRole.EditRole))))
+
+    def setModelData(self, editor: QWidget, model: Any, index: QModelIndex) -> None:  # noqa: N802
+        assert isinstance(editor, QComboBox)
+        model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
+
+
 class ClipsPanel(QWidget):
     clipActivated = Signal(str)
     moveRequested = Signal(str, int)  # clip id, +1 / -1
@@ -164,9 +219,11 @@ class ClipsPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setItemDelegateForColumn(4, PresetDelegate(self.table))
+        self.table.setItemDelegateForColumn(REFRAME_COLUMN, ReframeDelegate(self.table))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         times = column_width(self.table)  # timecode fits
-        for col, width in ((1, times), (2, times), (3, times), (4, 80), (5, 90)):
+        for col, width in ((1, times), (2, times), (3, times), (4, 80), (5, 90),
+                           (REFRAME_COLUMN, 120)):
             self.table.setColumnWidth(col, width)
         self.table.clicked.connect(self._clicked)
         self.table.setDragEnabled(True)
@@ -201,6 +258,11 @@ class ClipsPanel(QWidget):
         self.export_progress = ExportProgress(self)
         layout.addWidget(self.export_progress)
         doc.clipsChanged.connect(self._update_summary)
+        # the model resets on every clip edit: the rows selected before stay selected (a pin
+        # dragged or a preset chosen does not drop the clip the editor is working on)
+        self._kept: list[str] = []
+        self.model.modelAboutToBeReset.connect(self._keep_selection)
+        self.model.modelReset.connect(self._restore_selection)
         timefmt.display.changed.connect(self._update_summary)
 
     @Slot()
@@ -209,6 +271,19 @@ class ClipsPanel(QWidget):
         total = sum(c.duration for c in clips)
         self.summary.setText(f"{count(len(clips), 'clip')}, {fmt_time(total)} in all" if clips
                              else "No clips yet.")
+
+    @Slot()
+    def _keep_selection(self) -> None:
+        self._kept = self.selected_ids()
+
+    @Slot()
+    def _restore_selection(self) -> None:
+        kept, self._kept = set(self._kept), []
+        selection = self.table.selectionModel()
+        flags = selection.SelectionFlag.Select | selection.SelectionFlag.Rows
+        for row, c in enumerate(self.doc.clips):
+            if c.id in kept:
+                selection.select(self.model.index(row, 0), flags)
 
     def selected_ids(self) -> list[str]:
         rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())

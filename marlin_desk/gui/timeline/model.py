@@ -77,6 +77,7 @@ class TimelineData:
         self.wave: Any = None  # numpy peaks 0..1
         self.wave_step = 0.02  # seconds per peak
         self.shots: list[float] = []  # shot changes (video time), drawn as ticks
+        self.pins: list[tuple[float, int]] = []  # the clips' reframing pins: (time, clip row)
 
     def set_events(self, events: list[Event]) -> None:
         self.events = Lane([Item(e.start, e.end, e.description, i)
@@ -95,6 +96,10 @@ class TimelineData:
     def set_clips(self, clips: list[Clip]) -> None:
         self.clips = Lane([Item(c.start, c.end, c.name or "clip", c.id) for c in clips],
                           pack=True)
+        rows = {i.ref: i.row for i in self.clips.items}
+        # a pin a trim left outside its clip does nothing (the path ignores it): not drawn
+        self.pins = sorted((p.t, rows[c.id]) for c in clips for p in c.pins
+                           if c.start <= p.t <= c.end)
 
     def set_words(self, words: list[Any]) -> None:
         """The spoken words (core.transcript.Word), one item each; ref: the word's start."""

@@ -333,6 +333,8 @@ class TimelineWidget(QWidget):
             rows = max(1, lane.rows)
             p.fillRect(QRectF(0, top, min(w, video_w), rows * row_h), QColor(c.lane))
             self._paint_lane(p, name, lane, top, row_h, t_start, t_end)
+            if name == "clips":
+                self._paint_pins(p, top, row_h, t_start, t_end)
             self._paint_lane_name(p, LANE_NAMES[name], top, row_h)
         self._paint_ruler(p, w)
         self._paint_shots(p)
@@ -434,6 +436,16 @@ class TimelineWidget(QWidget):
                 break
             x = self.x_of(t)
             p.drawLine(QPointF(x, RULER_H / 2), QPointF(x, RULER_H + FILM_H))
+
+    def _paint_pins(self, p: QPainter, top: float, row_h: float, t0: float, t1: float) -> None:
+        """The clips' reframing pins: a small diamond on the clip at each pinned frame."""
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(QColor(colours().text))
+        for t, row in self.data.pins:
+            if t0 <= t <= t1:
+                x, y = self.x_of(t), top + row * row_h + row_h / 2
+                p.drawPolygon(QPolygonF([QPointF(x, y - 4), QPointF(x + 4, y),
+                                         QPointF(x, y + 4), QPointF(x - 4, y)]))
 
     def _paint_lane_name(self, p: QPainter, text: str, top: float, row_h: float) -> None:
         """The lane's name on a small plate in the text colour, above its items, so it
