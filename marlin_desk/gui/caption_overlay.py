@@ -35,11 +35,18 @@ class CaptionOverlay(QGraphicsObject):
         self._frames: list[CaptionFrame] = []
         self._laid_for: tuple[Any, ...] = ()
         self.current: CaptionFrame | None = None
+        # the upright picture's size (VideoInfo: rotation applied); the item's native size is
+        # the stored, unturned one for a phone file
+        self.frame = QSizeF()
         self.setVisible(False)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         size = self.video_item.size()
         return QRectF(0, 0, size.width(), size.height())
+
+    def picture(self) -> QRectF:
+        native = self.frame if not self.frame.isEmpty() else self.video_item.nativeSize()
+        return picture_rect(self.video_item.size(), native)
 
     def set_words(self, words: list[Any], style_name: str) -> None:
         self.words, self.style_name = list(words), style_name
@@ -59,7 +66,7 @@ class CaptionOverlay(QGraphicsObject):
     def show_at(self, t: float) -> None:
         if not self.isVisible():
             return
-        rect = picture_rect(self.video_item.size(), self.video_item.nativeSize())
+        rect = self.picture()
         frame = frame_at(self._layout(rect), int(round(t * 1000)))
         if frame != self.current:
             self.current = frame
@@ -71,7 +78,7 @@ class CaptionOverlay(QGraphicsObject):
         if frame is None or not frame.lines:
             return
         style = get_caption_style(self.style_name)
-        rect = picture_rect(self.video_item.size(), self.video_item.nativeSize())
+        rect = self.picture()
         font = QFont(style.font)
         font.setPixelSize(max(6, frame.font_px))
         font.setBold(style.bold)

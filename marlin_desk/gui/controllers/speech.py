@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, SignalInstance, Slot
+from PySide6.QtCore import QObject, QSizeF, QTimer, SignalInstance, Slot
 
 from marlin_desk.core.transcript import Segment, Transcript
 from marlin_desk.gui.caption_overlay import CaptionOverlay
@@ -143,6 +143,8 @@ class SpeechController(QObject):
         self.overlay.show_at(self.player.position)
 
     def _on_transcript(self) -> None:
+        info = self.doc.info
+        self.overlay.frame = QSizeF(info.width, info.height) if info is not None else QSizeF()
         words = self.doc.transcript.words if self.doc.transcript is not None else []
         self.timeline.data.set_words(words)  # the "Said" lane
         self.timeline.relayout()
