@@ -60,6 +60,11 @@ def run_clear(args: argparse.Namespace) -> int:
         removed = cache.clear(target)
     what = "cached analysis" if removed == 1 else "cached analyses"
     print(f"removed {removed} {what}")
+    if target is None:  # everything: the reframing detections too (one small file per clip)
+        from marlin_desk.workflows.reframe import ReframeCache
+
+        spans = ReframeCache().clear()
+        print(f"removed {spans} cached reframing {'analysis' if spans == 1 else 'analyses'}")
     return 0
 
 

@@ -91,8 +91,13 @@ def test_clear_one_video_then_all(cache_home: Path, filled: dict[str, Path]) -> 
     assert done.stdout.strip() == "removed 2 cached analyses"
     entries = json.loads(run_cli(cache_home, "cache", "list", "--json").stdout)["entries"]
     assert [e["video"] for e in entries] == ["beta.mov"]
+    reframe = cache_home / "reframe"  # workflows.reframe's span files: cleared with "all"
+    reframe.mkdir(parents=True)
+    (reframe / "0123.json").write_text("{}")
     done = run_cli(cache_home, "cache", "clear")
-    assert done.returncode == 0 and done.stdout.strip() == "removed 1 cached analysis"
+    assert done.returncode == 0 and done.stdout.splitlines() == [
+        "removed 1 cached analysis", "removed 1 cached reframing analysis"]
+    assert not list(reframe.iterdir())
     assert json.loads(run_cli(cache_home, "cache", "list", "--json").stdout)["entries"] == []
 
 
