@@ -164,31 +164,17 @@ class ClipsModel(DocumentTable):
         return True
 
 
-class PresetDelegate(QStyledItemDelegate):
-    """A drop-down of the export presets in the Preset column."""
+class ChoiceDelegate(QStyledItemDelegate):
+    """A drop-down of fixed (value, label) choices for one column (Preset, Reframe)."""
+
+    def __init__(self, choices: list[tuple[Any, str]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.choices = choices
 
     def createEditor(self, parent: QWidget, option: Any, index: QModelIndex) -> QWidget:  # noqa: N802
         box = QComboBox(parent)
-        for name in preset_names():
-            box.addItem(preset_label(name), name)
-        return box
-
-    def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:  # noqa: N802
-        assert isinstance(editor, QComboBox)
-        editor.setCurrentIndex(max(0, editor.findData(index.data(Qt.ItemDataRole.EditRole))))
-
-    def setModelData(self, editor: QWidget, model: Any, index: QModelIndex) -> None:  # noqa: N802
-        assert isinstance(editor, QComboBox)
-        model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
-
-
-class ReframeDelegate(QStyledItemDelegate):
-    """A drop-down of the reframing modes in the Reframe column."""
-
-    def createEditor(self, parent: QWidget, option: Any, index: QModelIndex) -> QWidget:  # noqa: N802
-        box = QComboBox(parent)
-        for mode, label in REFRAME_CHOICES:
-            box.addItem(label, mode)
+        for value, label in self.choices:
+            box.addItem(label, value)
         return box
 
     def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:  # noqa: N802
@@ -218,8 +204,10 @@ class ClipsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
-        self.table.setItemDelegateForColumn(4, PresetDelegate(self.table))
-        self.table.setItemDelegateForColumn(REFRAME_COLUMN, ReframeDelegate(self.table))
+        presets = [(name, preset_label(name)) for name in preset_names()]
+        self.table.setItemDelegateForColumn(4, ChoiceDelegate(presets, self.table))
+        self.table.setItemDelegateForColumn(REFRAME_COLUMN,
+                                            ChoiceDelegate(list(REFRAME_CHOICES), self.table))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         times = column_width(self.table)  # timecode fits
         for col, width in ((1, times), (2, times), (3, times), (4, 80), (5, 90),
