@@ -290,7 +290,6 @@ class MainWindow(QMainWindow):
     def _on_video_loaded(self, opened: Any, project: Project | None) -> None:
         """The new video shows: everything of the last one is gone; its own work comes back."""
         timefmt.set_display(rate=timefmt.rate_of(opened.info))  # timecode at its frame rate
-        timefmt.set_display(rate=timefmt.rate_of(opened.info))  # #20.14: timecode at its rate
         self.undo_stack.clear()
         self.edits.set_shots([])  # the new video's come from its shots worker
         self.notifier.clear()

@@ -8,7 +8,17 @@ go half a frame late.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSizeF, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QRectF,
+    QSizeF,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtMultimedia import QAudioOutput, QMediaDevices, QMediaPlayer, QVideoFrame
 from PySide6.QtMultimediaWidgets import QGraphicsVideoItem
@@ -146,6 +156,7 @@ class PlayerWidget(QWidget):
         self._reverse_timer.setInterval(40)
         self._reverse_timer.timeout.connect(self._reverse_tick)
         self._pending_seek: int | None = None  # asked for before the media had loaded
+        self._dropping_frames = False
         self.player.mediaStatusChanged.connect(self._on_media_status)
         self.player.positionChanged.connect(self._on_position)
         self.player.durationChanged.connect(self._on_duration)
@@ -168,14 +179,25 @@ class PlayerWidget(QWidget):
         self._shown = None
         self._pending_seek = None
         self.player.setSource(QUrl.fromLocalFile(path))
+        self._drop_queued_frames()
         self.player.pause()  # shows the first frame; setPosition works from here
 
     def close_media(self) -> None:
         self.stop_shuttle()
         self.player.stop()
         self.player.setSource(QUrl())
+        self._drop_queued_frames()
         self._shown = None
         self.time_label.setText(f"{fmt_time(0.0)} / {fmt_time(0.0)}")
+
+    def _drop_queued_frames(self) -> None:
+        """Frames of the last file, decoded in the renderer's thread and still queued for this
+        widget, would otherwise land after the new file opened and move its playhead."""
+        self._dropping_frames = True
+        try:
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+        finally:
+            self._dropping_frames = False
 
     @property
     def position(self) -> float:
@@ -327,7 +349,7 @@ class PlayerWidget(QWidget):
     @Slot(QVideoFrame)
     def _on_frame(self, frame: QVideoFrame) -> None:
         start = frame.startTime()
-        if start < 0 or not frame.isValid():
+        if self._dropping_frames or start < 0 or not frame.isValid():
             return
         if self._pending_seek is not None:
             return  # the first frame of the file, before the seek asked for lands
