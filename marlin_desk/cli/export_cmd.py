@@ -464,8 +464,10 @@ class _Bars:
         reframe = result.reframe or {}
         if reframe.get("mode") == "auto" and reframe.get("applied"):
             progress(f"clip {result.index}/{self.count}: reframed, {reframe['shots']} shot(s), "
-                     f"{reframe['shots_with_subject']} with a subject, "
-                     f"{len(reframe['pins'])} pin(s)"
+                     f"{reframe['shots_with_subject']} with a subject"
+                     + (f" ({reframe['shots_following_motion']} following what moves), "
+                        if reframe.get("shots_following_motion") else ", ")
+                     + f"{len(reframe['pins'])} pin(s)"
                      + (f": {reframe['note']}" if reframe.get("note") else ""))
         audio = result.audio or {}
         loud = audio.get("loudness")

@@ -7,9 +7,10 @@ crop's position can be found again in an exported frame by matching it against t
 (`locate_crop`), and a change of seed is a real cut for FFmpeg's scene score.
 
 Scenarios (`SCENARIOS`): the face moving across the frame, held still, jittering inside the dead
-zone, in two shots on opposite sides, a shot with her and one without, and no face at all.
-`make_reframe_video` returns the truth: where the face is at each time, in source pixels, and
-the cut times.
+zone, in two shots on opposite sides, a shot with her and one without, no face at all, and the
+walker: her body below the face (no face to find) moving across. `make_reframe_video` returns
+the truth: where the subject (the face; the walker's body) is at each time, in source pixels,
+and the cut times.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ import av
 import numpy as np
 from PIL import Image
 
-SCENARIOS = ("moving", "still", "jitter", "two_shots", "face_then_empty", "no_face")
+SCENARIOS = ("moving", "still", "jitter", "two_shots", "face_then_empty", "no_face", "walker")
 # Where the face is inside the patch (fractions of the patch), measured once with the app's
 # detector on the patch below (tests/reframe check the detector still agrees).
 FACE_IN_PATCH = (0.30, 0.23, 0.35, 0.39)  # x, y, w, h
 _PATCH_BOX = (100, 0, 360, 280)  # left, top, right, bottom of the head and shoulders, 512 px
+_BODY_BOX = (100, 250, 360, 512)  # her suit below the face: a subject without a face
 
 
 def astronaut_path() -> Path:
@@ -43,9 +45,10 @@ def astronaut_path() -> Path:
     return path
 
 
-def face_patch(height: int) -> np.ndarray:
-    """The astronaut's head and shoulders, `height` pixels tall, RGB uint8."""
-    image = Image.open(astronaut_path()).convert("RGB").crop(_PATCH_BOX)
+def face_patch(height: int, box: tuple[int, int, int, int] = _PATCH_BOX) -> np.ndarray:
+    """The astronaut's head and shoulders (or another `box` of the photograph), `height` pixels
+    tall, RGB uint8."""
+    image = Image.open(astronaut_path()).convert("RGB").crop(box)
     width = round(height * image.width / image.height)
     return np.asarray(image.resize((width, height), Image.Resampling.LANCZOS))
 
@@ -78,7 +81,7 @@ class ReframeTruth:
 def _scenario(name: str, width: int, duration: float) -> tuple[
         Callable[[float], float | None], Callable[[float], int], list[float]]:
     """(face centre x in pixels at t or None, background seed at t, cuts) of a scenario."""
-    if name == "moving":  # left to right across the frame at a walking pace
+    if name in ("moving", "walker"):  # left to right across the frame at a walking pace
         return (lambda t: width * (0.22 + 0.56 * t / duration)), (lambda t: 1), []
     if name == "still":
         return (lambda t: width * 0.3), (lambda t: 1), []
@@ -108,10 +111,11 @@ def make_reframe_video(path: str | Path, scenario: str, *, size: tuple[int, int]
     displayed pixels."""
     width, height = size
     centre_at, seed_at, cuts = _scenario(scenario, width, duration)
-    patch = face_patch(max(16, round(height * face_height)))
+    walker = scenario == "walker"
+    patch = face_patch(max(16, round(height * face_height)), _BODY_BOX if walker else _PATCH_BOX)
     ph, pw = patch.shape[:2]
     backgrounds: dict[int, np.ndarray] = {}
-    fx, fy, fw, fh = FACE_IN_PATCH
+    fx, fy, fw, fh = (0.0, 0.0, 1.0, 1.0) if walker else FACE_IN_PATCH
 
     def patch_left(t: float) -> int | None:
         centre = centre_at(t)

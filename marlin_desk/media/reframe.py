@@ -72,7 +72,8 @@ def clip_path(video: str, info: VideoInfo, start: float, end: float, preset: Pre
                                                                        f"{why}"}
     if chosen == "centre":
         return None, None, {"mode": "centre", "applied": True, "shots": 1,
-                            "shots_with_subject": 0, "pins": []}
+                            "shots_with_subject": 0, "shots_following_motion": 0,
+                            "pins": []}
     settings = settings or ReframeSettings()
     began = time.perf_counter()
     source = detections or _detect_here

@@ -9,7 +9,8 @@ FFmpeg decodes the span once (`-copyts`, from the keyframe at or before the star
 - cuts: media/shots' own scene filter, so the cuts are the ones `marlin-desk shots` finds, at
   the exact frame. Skipped when the caller already has the video's cuts (the shots cache).
 The faces of each sample are found here while FFmpeg decodes the next ones (two processes: both
-cores work). Measured by bench/reframe.py; numbers in docs/reframe.md.
+cores work), and where the picture moves (media/motion_subject: the subject of a shot without
+faces). Measured by bench/reframe.py; numbers in docs/reframe.md.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 
 from marlin_desk.core.errors import BadInput, Cancelled
 from marlin_desk.core.reframe import ReframeSettings
-from marlin_desk.media import face_detector
+from marlin_desk.media import face_detector, motion_subject
 from marlin_desk.media.export_keyframes import keyframe_at_or_before, seek_arg
 from marlin_desk.media.export_run import CancelToken, plain_error
 from marlin_desk.media.face_detector import FaceBox
@@ -45,10 +46,21 @@ _FRAME = r"\[Parsed_showinfo_{} @ [^\]]+\] n:\s*\d+ pts:\s*(-?\d+)"
 
 @dataclass(frozen=True)
 class Sample:
-    """One analysed frame: its video time and the faces in it (fractions of the frame)."""
+    """One analysed frame: its video time, the faces in it and the box of what moved since
+    the sample before (fractions of the frame; None when nothing, or everything, moved)."""
 
     t: float
     faces: tuple[FaceBox, ...]
+    moving: FaceBox | None = None
+
+    def to_json(self) -> list[Any]:
+        row: list[Any] = [round(self.t, 6), [f.to_json() for f in self.faces]]
+        return row + [self.moving.to_json()] if self.moving is not None else row
+
+    @classmethod
+    def from_json(cls, row: list[Any]) -> Sample:
+        moving = FaceBox.from_json(row[2]) if len(row) > 2 and row[2] else None
+        return cls(float(row[0]), tuple(FaceBox.from_json(f) for f in row[1]), moving)
 
 
 @dataclass(frozen=True)
@@ -71,14 +83,12 @@ class SpanDetections:
         return {"start": self.start, "end": self.end, "first_frame": self.first_frame,
                 "frame": [self.frame_w, self.frame_h],
                 "cuts": list(self.cuts), "detector": self.detector, "note": self.note,
-                "samples": [[round(s.t, 6), [f.to_json() for f in s.faces]]
-                            for s in self.samples]}
+                "samples": [s.to_json() for s in self.samples]}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> SpanDetections:
         w, h = (int(v) for v in d["frame"])
-        samples = tuple(Sample(float(t), tuple(FaceBox.from_json(f) for f in faces))
-                        for t, faces in d["samples"])
+        samples = tuple(Sample.from_json(row) for row in d["samples"])
         first = d.get("first_frame")
         return cls(float(d["start"]), float(d["end"]), w, h, samples,
                    tuple(float(c) for c in d["cuts"]), str(d["detector"]), d.get("note"),
@@ -99,7 +109,12 @@ def detection_size(frame_w: int, frame_h: int, long_side: int) -> tuple[int, int
 
 
 def detector_name() -> str:
-    return f"{face_detector.DETECTOR} {face_detector.DETECTOR_VERSION}"
+    """What looked at the samples (part of the cache key: installing the face detector later
+    makes the spans be looked at again)."""
+    motion = f"motion {motion_subject.MOTION_VERSION}"
+    if face_detector.available() is not None:
+        return motion
+    return f"{face_detector.DETECTOR} {face_detector.DETECTOR_VERSION}, {motion}"
 
 
 def first_frame(video: str, info: VideoInfo, start: float) -> float:
@@ -197,23 +212,21 @@ def detect_span(video: str, info: VideoInfo, start: float, end: float,
     """Faces at detect_fps and the cuts (unless given) of [start, end] of `video`.
 
     Progress in [0, 1]; core.errors.Cancelled when `cancel` is set (FFmpeg is stopped at once);
-    MarlinError / BadInput with FFmpeg's reason when it fails. Without a detector on this
-    machine no frame is decoded for faces: the result has no faces and says why in `note`."""
+    MarlinError / BadInput with FFmpeg's reason when it fails. Without a face detector on
+    this machine the samples have no faces, only motion, and `note` says why."""
     settings = settings or ReframeSettings()
     if not end > start >= 0:
         raise BadInput(f"reframing needs a forward span, not {start:g}-{end:g}")
     fw, fh = frame_size(info)
-    note = face_detector.available()
+    missing = face_detector.available()
+    note = f"{missing}; following what moves instead" if missing else None
     first = first_frame(video, info, start)
-    if note is not None and cuts is not None:
-        return SpanDetections(start, end, fw, fh, (), _inside(cuts, start, end),
-                              detector_name(), note, first)
     binary = binary or find_ffmpeg()
     args, cut_index, sample_index = command(binary, video, info, start, end, settings,
                                             find_cuts=cuts is None)
     dw, dh = detection_size(fw, fh, settings.detect_size)
     faces = _run(args, dw, dh, (end - start) * settings.detect_fps, settings.min_confidence,
-                 note is None, cancel, on_progress)
+                 missing is None, cancel, on_progress)
     lines = faces.lines
     times = frame_times(lines, sample_index, info.start_time)
     if len(times) != len(faces.found):
@@ -221,8 +234,8 @@ def detect_span(video: str, info: VideoInfo, start: float, end: float,
                        f"of {video}: cannot place the faces in time")
     found = _inside(parse_cuts([ln for ln in lines if f"Parsed_showinfo_{cut_index} " in ln],
                                info.start_time), start, end) if cut_index is not None else None
-    samples = tuple(Sample(round(t, 6), tuple(f))
-                    for t, f in zip(times, faces.found, strict=True))
+    samples = tuple(Sample(round(t, 6), tuple(f), m)
+                    for t, f, m in zip(times, faces.found, faces.moving, strict=True))
     return SpanDetections(start, end, fw, fh, samples,
                           found if found is not None else _inside(cuts or [], start, end),
                           detector_name(), note, first)
@@ -235,13 +248,14 @@ def _inside(cuts: Sequence[float], start: float, end: float) -> tuple[float, ...
 @dataclass
 class _Pass:
     found: list[list[FaceBox]]
+    moving: list[FaceBox | None]
     lines: list[str]
 
 
 def _run(args: list[str], dw: int, dh: int, expected: float, min_confidence: float,
          look: bool, cancel: CancelToken | None,
          on_progress: Callable[[float], None] | None) -> _Pass:
-    """Run the pass, detecting faces in each frame as it arrives."""
+    """Run the pass, detecting faces (when `look`) and motion in each frame as it arrives."""
     creationflags = getattr(subprocess, "CREATE_NO_WINDOW", 0)
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, creationflags=creationflags)
@@ -251,6 +265,8 @@ def _run(args: list[str], dw: int, dh: int, expected: float, min_confidence: flo
     reader.start()
     size = dw * dh * 3
     found: list[list[FaceBox]] = []
+    moving: list[FaceBox | None] = []
+    motion = motion_subject.MotionFinder()
     try:
         assert proc.stdout is not None
         while True:
@@ -259,11 +275,9 @@ def _run(args: list[str], dw: int, dh: int, expected: float, min_confidence: flo
             data = _read_exactly(proc.stdout, size)
             if data is None:
                 break
-            if look:
-                frame = np.frombuffer(data, np.uint8).reshape(dh, dw, 3)
-                found.append(face_detector.detect_faces(frame, min_confidence))
-            else:
-                found.append([])
+            frame = np.frombuffer(data, np.uint8).reshape(dh, dw, 3)
+            found.append(face_detector.detect_faces(frame, min_confidence) if look else [])
+            moving.append(motion.feed(frame))
             if on_progress is not None and expected > 0:
                 on_progress(min(0.99, len(found) / expected))
         proc.wait()
@@ -278,7 +292,7 @@ def _run(args: list[str], dw: int, dh: int, expected: float, min_confidence: flo
         raise plain_error(list(tail), proc.returncode)
     if on_progress is not None:
         on_progress(1.0)
-    return _Pass(found, lines)
+    return _Pass(found, moving, lines)
 
 
 def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:

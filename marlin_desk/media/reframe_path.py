@@ -7,8 +7,9 @@ Per shot (the path never pans across a cut; it jumps there):
 1. a target per sample: several faces kept together when they fit in the crop (`group_fill`),
    else the largest (a face nearly as large as the largest and nearer the last target wins, so
    two similar faces do not swap back and forth); a sample without a face holds the last
-   target (the first one found, at the start of the shot); a shot without any face keeps the
-   centre. A median of three drops one-sample false detections.
+   target (the first one found, at the start of the shot). A shot in which no face is ever
+   seen follows what moves instead (media/motion_subject), and keeps the centre when nothing
+   does. A median of three drops one-sample false detections.
 2. the camera: it starts on the first target, stays still while the target is within the dead
    zone (`dead_zone` of the crop's size from its centre), and once it is out pans towards it
    at no more than `max_speed` (fraction of the frame a second), stays locked on while the
@@ -37,6 +38,7 @@ from marlin_desk.media.reframe_detect import Sample, SpanDetections
 Axis = Literal["x", "y"]
 _NEAR_LARGEST = 0.7  # a face of at least this share of the largest's area may be kept instead
 _SETTLE_S = 0.6  # a pan ends once the subject has stayed put this long
+_MIN_MOTION_SAMPLES = 3  # a shot follows what moves only when it moved in this many samples
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class ShotPath:
     end: float
     times: tuple[float, ...]
     centres: tuple[float, ...]
-    subject: bool  # a face was seen in this shot
+    subject: bool  # a face was seen in this shot, or something moved in it
+    motion: bool = False  # followed what moves: no face was seen
 
     def centre_at(self, t: float) -> float:
         i = bisect.bisect_right(self.times, t)
@@ -72,13 +75,14 @@ class ShotPath:
 
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "end": self.end, "subject": self.subject,
-                "times": [round(t, 6) for t in self.times],
+                "motion": self.motion, "times": [round(t, 6) for t in self.times],
                 "centres": [round(c, 6) for c in self.centres]}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ShotPath:
         return cls(float(d["start"]), float(d["end"]), tuple(float(t) for t in d["times"]),
-                   tuple(float(c) for c in d["centres"]), bool(d["subject"]))
+                   tuple(float(c) for c in d["centres"]), bool(d["subject"]),
+                   bool(d.get("motion", False)))
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,9 @@ class CropPath:
 
     def summary(self) -> dict[str, Any]:
         """For the export report: shots, how many had a subject, the pins."""
-        return {"shots": len(self.shots), "shots_with_subject": sum(s.subject for s in
-                                                                      self.shots),
+        return {"shots": len(self.shots),
+                "shots_with_subject": sum(s.subject for s in self.shots),
+                "shots_following_motion": sum(s.motion for s in self.shots),
                 "cuts": [round(c, 6) for c in self.cuts],
                 "pins": [p.to_json() for p in self.pins], "note": self.note}
 
@@ -204,7 +209,8 @@ def compute_path(det: SpanDetections, out_w: int, out_h: int,
         samples = [s for s in det.samples if a <= s.t < b or (last and s.t == b)]
         shot_pins = [p for p in pins if a <= p.t < b or (last and p.t == b)]
         if axis is None:
-            shots.append(ShotPath(a, b, (a,), (0.5,), any(s.faces for s in samples)))
+            seen = any(s.faces or s.moving for s in samples)
+            shots.append(ShotPath(a, b, (a,), (0.5,), seen))
             continue
         crop_frac = cw / det.frame_w if axis == "x" else ch / det.frame_h
         shots.append(_shot(a, b, samples, shot_pins, axis, crop_frac, settings))
@@ -215,7 +221,8 @@ def _shot(start: float, end: float, samples: list[Sample], pins: list[Pin], axis
           crop_frac: float, settings: ReframeSettings) -> ShotPath:
     half = crop_frac / 2
     lo, hi = half, 1.0 - half
-    targets = _targets(samples, axis, crop_frac, settings.group_fill)
+    motion = not any(s.faces for s in samples)  # faces first; what moves only without any
+    targets = _targets(samples, axis, crop_frac, settings.group_fill, motion)
     subject = any(t is not None for t in targets)
     times = [s.t for s in samples]
     if not subject or not times:
@@ -228,18 +235,22 @@ def _shot(start: float, end: float, samples: list[Sample], pins: list[Pin], axis
         times, centres = _pinned(times, centres, pins, axis, settings.max_speed, start, end,
                                  lo, hi)
     centres = [min(hi, max(lo, c)) for c in centres]
-    return ShotPath(start, end, tuple(times), tuple(centres), subject)
+    return ShotPath(start, end, tuple(times), tuple(centres), subject, subject and motion)
 
 
-def _targets(samples: list[Sample], axis: Axis, crop_frac: float,
-             group_fill: float) -> list[float | None]:
+def _targets(samples: list[Sample], axis: Axis, crop_frac: float, group_fill: float,
+             motion: bool) -> list[float | None]:
     out: list[float | None] = []
     last: float | None = None
-    for s in samples:
-        target = _target(s.faces, axis, crop_frac, group_fill, last)
+    for i, s in enumerate(samples):
+        # The shot's first sample was compared with the frame before the cut: not motion.
+        boxes = (s.moving,) if motion and i > 0 and s.moving is not None else s.faces
+        target = _target(boxes, axis, crop_frac, group_fill, last)
         out.append(target)
         if target is not None:
             last = target
+    if motion and sum(t is not None for t in out) < _MIN_MOTION_SAMPLES:
+        return [None] * len(out)  # a flicker is not a subject
     return out
 
 

@@ -149,7 +149,7 @@ class ReframeCache:
                 return hit, True
         det = detect_span(video, info, start, end, settings, cuts=self._cached_cuts(fp),
                           cancel=cancel, on_progress=on_progress)
-        if file is not None and det.note is None:  # without a detector: look again next time
+        if file is not None:  # the key names the detectors: a new one looks again
             _write(file, det)
         return det, False
 

@@ -23,7 +23,7 @@ def footage(tmp_path_factory: pytest.TempPathFactory) -> Footage:
         if scenario not in made:
             name, _, turn = scenario.partition("@")
             path = folder / f"{name}-{turn or 0}.mp4"
-            duration = 4.0 if name == "moving" else 3.0
+            duration = 4.0 if name in ("moving", "walker") else 3.0
             made[scenario] = (path, make_reframe_video(path, name, duration=duration,
                                                        rotation=int(turn or 0)))
         return made[scenario]

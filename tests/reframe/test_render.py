@@ -84,6 +84,23 @@ def test_moving_face_stays_inside_the_crop(footage: Footage, tmp_path: Path) -> 
     assert xs[-1] - xs[0] > 200  # it really followed her across the frame
 
 
+def test_a_subject_without_a_face_is_followed_by_its_motion(footage: Footage,
+                                                           tmp_path: Path) -> None:
+    video, truth = footage("walker")  # her suit, no face, walking across
+    out, report = _export(video, tmp_path)
+    assert report["shots_with_subject"] == 1 and report["shots_following_motion"] == 1
+    crop_w, crop_h = 202, 360
+    measured = _measured(out, truth, crop_w, crop_h, 0.0, every=2)
+    centred = 0
+    for t, x in measured:
+        body = truth.face_at(t)
+        assert body is not None
+        centre = body[0] + body[2] / 2
+        centred += x + 0.2 * crop_w <= centre <= x + 0.8 * crop_w
+    assert centred / len(measured) >= 0.95, f"{centred} of {len(measured)} frames"
+    assert measured[-1][1] - measured[0][1] > 200  # it followed her across the frame
+
+
 def test_still_face_still_crop_and_no_face_centre(footage: Footage, tmp_path: Path) -> None:
     video, truth = footage("jitter")  # small moves inside the dead zone
     out, report = _export(video, tmp_path)

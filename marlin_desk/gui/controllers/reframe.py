@@ -215,7 +215,7 @@ class ReframeController(QObject):
                  " (cached)" if analysis.cached else "")
         note = analysis.detections.note
         if note:
-            self.notifier.notice(f"The crop stays in the centre: {note}")
+            self.notifier.notice(f"Reframing: {note}")
         for c in self.doc.clips:
             if self.key(c) == key:
                 self._latest[c.id] = analysis
