@@ -27,6 +27,7 @@ class ActionSpec:
     args: tuple[object, ...] = ()
     checkable: bool = False  # a toggle: the handler gets the new state
     checked: bool = False  # a toggle's state at start (its handler's default must agree)
+    setting: str = ""  # a toggle kept in the preferences under this key (its start state)
 
 
 SEPARATOR = None
@@ -105,10 +106,11 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
         ActionSpec("&Fit Timeline", "timeline.fit", "Ctrl+0"),
         ActionSpec("Show &Reframe Crop", "reframe.set_shown", "Ctrl+Shift+R",
                    "the selected clip's 9:16 or square crop over the picture; drag it to pin",
-                   checkable=True, checked=True),
+                   checkable=True, checked=True, setting="show_reframe_crop"),
         ActionSpec("&Find…", "focus_search", SK.Find),
         ActionSpec("Preview &Captions", "speech.set_preview", "Ctrl+Shift+P",
-                   "the burned-in captions of what is said, over the picture", checkable=True),
+                   "the burned-in captions of what is said, over the picture", checkable=True,
+                   setting="preview_captions"),
         SEPARATOR,
         ActionSpec("Panels", "@docks"),
         SEPARATOR,
@@ -200,6 +202,10 @@ def _add_action(window: QMainWindow, menu: QMenu, spec: ActionSpec) -> QAction:
         action.setCheckable(True)
         action.setChecked(spec.checked)
         action.toggled.connect(handler)
+        if spec.setting:  # last session's state, and every change kept for the next
+            settings = window.settings  # type: ignore[attr-defined]
+            action.setChecked(bool(settings.get(spec.setting)))
+            action.toggled.connect(lambda on, key=spec.setting: settings.set(key, bool(on)))
     else:
         action.triggered.connect(lambda _=False, h=handler, a=args: h(*a))
     menu.addAction(action)

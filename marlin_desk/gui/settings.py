@@ -30,6 +30,8 @@ DEFAULTS: dict[str, Any] = {
     "autosave_seconds": 60,
     "auto_analyse": True,
     "volume": 80,
+    "show_reframe_crop": True,  # View > Show Reframe Crop
+    "preview_captions": False,  # View > Preview Captions
     # speech (workflows.speech): empty model: models.speech.choose_speech_model decides
     "speech_model": "",
     "speech_language": options.DEFAULT_SPEECH_LANGUAGE,

@@ -267,3 +267,17 @@ def test_export_writes_the_clips(qtbot, make_window, sample_video, tmp_path) -> 
     qtbot.waitUntil(lambda: w.exports.results is not None, timeout=120_000)
     assert [r.status for r in w.exports.results] == ["done"], w.errors
     assert w.exports.results[0].path.is_file()
+
+
+def test_view_toggles_come_back_as_they_were_left(qtbot, make_window, settings) -> None:
+    first = make_window()
+    actions = {a.text(): a for a in first.actions()}
+    assert actions["Show &Reframe Crop"].isChecked() and first.reframe.enabled
+    actions["Show &Reframe Crop"].trigger()
+    actions["Preview &Captions"].trigger()
+    assert not first.reframe.enabled
+    second = make_window()  # the next session, the same preferences
+    actions = {a.text(): a for a in second.actions()}
+    assert not actions["Show &Reframe Crop"].isChecked() and not second.reframe.enabled
+    assert actions["Preview &Captions"].isChecked()
+    assert settings.get("show_reframe_crop") is False
