@@ -96,7 +96,7 @@ def run_ffmpeg(args: Sequence[str], duration: float,
     tail: collections.deque[str] = collections.deque(maxlen=40)
     readers = [
         threading.Thread(target=_read_progress, args=(proc.stdout, latest), daemon=True),
-        threading.Thread(target=_read_lines, args=(proc.stderr, tail, stderr_lines),
+        threading.Thread(target=read_lines, args=(proc.stderr, tail, stderr_lines),
                          daemon=True),
     ]
     for t in readers:
@@ -158,13 +158,16 @@ def _read_progress(stream: IO[bytes] | None, latest: list[float]) -> None:
             latest[0] = value
 
 
-def _read_lines(stream: IO[bytes] | None, tail: collections.deque[str],
-                keep: list[str] | None = None) -> None:
+def read_lines(stream: IO[bytes] | None, tail: collections.deque[str],
+               keep: list[str] | None = None, not_in_tail: str = "") -> None:
+    """FFmpeg's stderr, line by line: every line into `keep`, the last ones into `tail` (for
+    the error message), except lines holding `not_in_tail` (per-frame logs)."""
     if stream is None:
         return
     for raw in stream:
         line = raw.decode("utf-8", errors="replace").rstrip()
         if line:
-            tail.append(line)
+            if not not_in_tail or not_in_tail not in line:
+                tail.append(line)
             if keep is not None:
                 keep.append(line)

@@ -31,7 +31,7 @@ from marlin_desk.core.errors import BadInput, Cancelled
 from marlin_desk.core.reframe import ReframeSettings
 from marlin_desk.media import face_detector, motion_subject
 from marlin_desk.media.export_keyframes import keyframe_at_or_before, seek_arg
-from marlin_desk.media.export_run import CancelToken, plain_error
+from marlin_desk.media.export_run import CancelToken, plain_error, read_lines
 from marlin_desk.media.face_detector import FaceBox
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.probe import VideoInfo
@@ -261,7 +261,8 @@ def _run(args: list[str], dw: int, dh: int, expected: float, min_confidence: flo
                             stderr=subprocess.PIPE, creationflags=creationflags)
     lines: list[str] = []
     tail: collections.deque[str] = collections.deque(maxlen=40)
-    reader = threading.Thread(target=_read_lines, args=(proc.stderr, lines, tail), daemon=True)
+    reader = threading.Thread(target=read_lines, args=(proc.stderr, tail, lines, "showinfo"),
+                              daemon=True)
     reader.start()
     size = dw * dh * 3
     found: list[list[FaceBox]] = []
@@ -305,18 +306,6 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
-
-
-def _read_lines(stream: IO[bytes] | None, keep: list[str],
-                tail: collections.deque[str]) -> None:
-    if stream is None:
-        return
-    for raw in stream:
-        line = raw.decode("utf-8", errors="replace").rstrip()
-        if line:
-            keep.append(line)
-            if "showinfo" not in line:
-                tail.append(line)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
