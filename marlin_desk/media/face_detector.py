@@ -37,14 +37,16 @@ _missing: str | None = None
 
 @dataclass(frozen=True)
 class FaceBox:
-    """One face: the box as fractions of the picture (x, y of the top-left corner) and the
-    detector's confidence in 0..1."""
+    """One face: the box as fractions of the picture (x, y of the top-left corner), the
+    detector's confidence in 0..1 and, with several faces, how much its mouth moved since the
+    last sample (grey levels; media/motion_subject)."""
 
     x: float
     y: float
     w: float
     h: float
     score: float
+    talk: float = 0.0
 
     @property
     def cx(self) -> float:
@@ -59,13 +61,14 @@ class FaceBox:
         return self.w * self.h
 
     def to_json(self) -> list[float]:
-        return [round(self.x, 5), round(self.y, 5), round(self.w, 5), round(self.h, 5),
-                round(self.score, 3)]
+        box = [round(self.x, 5), round(self.y, 5), round(self.w, 5), round(self.h, 5),
+               round(self.score, 3)]
+        return box + [round(self.talk, 2)] if self.talk else box
 
     @classmethod
     def from_json(cls, v: list[float]) -> FaceBox:
-        x, y, w, h, score = (float(a) for a in v)
-        return cls(x, y, w, h, score)
+        x, y, w, h, score, *talk = (float(a) for a in v)
+        return cls(x, y, w, h, score, talk[0] if talk else 0.0)
 
 
 def _load() -> Any:

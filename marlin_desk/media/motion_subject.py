@@ -45,13 +45,16 @@ class MotionFinder:
     max_share: float = 0.35
     max_extent: float = 0.6
     _last: np.ndarray | None = field(default=None, repr=False)
+    _change: np.ndarray | None = field(default=None, repr=False)
 
     def feed(self, bgr: np.ndarray) -> FaceBox | None:
         grey = small_grey(bgr, self.block)
         last, self._last = self._last, grey
         if last is None or last.shape != grey.shape:
+            self._change = None
             return None
-        moved = np.abs(grey - last) > self.threshold
+        self._change = np.abs(grey - last)
+        moved = self._change > self.threshold
         share = float(moved.mean())
         if not self.min_share <= share <= self.max_share:
             return None
@@ -63,6 +66,19 @@ class MotionFinder:
             return None
         return FaceBox(round(x0 / w, 5), round(y0 / h, 5), round(bw, 5), round(bh, 5),
                        round(min(1.0, share / self.max_share), 3))
+
+
+    def mouth_motion(self, face: FaceBox) -> float:
+        """How much the lower middle of a face (mouth and jaw) changed since the last sample, in
+        grey levels: who is speaking, when several faces do not fit in one crop."""
+        change = self._change
+        if change is None:
+            return 0.0
+        h, w = change.shape
+        x0, x1 = int((face.x + 0.2 * face.w) * w), int(np.ceil((face.x + 0.8 * face.w) * w))
+        y0, y1 = int((face.y + 0.55 * face.h) * h), int(np.ceil((face.y + face.h) * h))
+        region = change[max(0, y0):min(h, y1), max(0, x0):min(w, x1)]
+        return round(float(region.mean()), 2) if region.size else 0.0
 
 
 def small_grey(bgr: np.ndarray, block: int) -> np.ndarray:

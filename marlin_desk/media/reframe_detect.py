@@ -20,7 +20,7 @@ import re
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import IO, Any
 
@@ -277,8 +277,11 @@ def _run(args: list[str], dw: int, dh: int, expected: float, min_confidence: flo
             if data is None:
                 break
             frame = np.frombuffer(data, np.uint8).reshape(dh, dw, 3)
-            found.append(face_detector.detect_faces(frame, min_confidence) if look else [])
+            faces = face_detector.detect_faces(frame, min_confidence) if look else []
             moving.append(motion.feed(frame))
+            if len(faces) > 1:  # who speaks, should they not fit in one crop
+                faces = [replace(f, talk=motion.mouth_motion(f)) for f in faces]
+            found.append(faces)
             if on_progress is not None and expected > 0:
                 on_progress(min(0.99, len(found) / expected))
         proc.wait()

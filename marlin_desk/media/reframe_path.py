@@ -5,8 +5,9 @@ drag from the cached detections (workflows/reframe.py).
 
 Per shot (the path never pans across a cut; it jumps there):
 1. a target per sample: several faces kept together when they fit in the crop (`group_fill`),
-   else the largest (a face nearly as large as the largest and nearer the last target wins, so
-   two similar faces do not swap back and forth); a sample without a face holds the last
+   else the one that speaks when that is clear (media/reframe_speaker), else the largest (a
+   face nearly as large as the largest and nearer the last target wins, so two similar faces
+   do not swap back and forth); a sample without a face holds the last
    target (the first one found, at the start of the shot). A shot in which no face is ever
    seen follows what moves instead (media/motion_subject), and keeps the centre when nothing
    does. A median of three drops one-sample false detections.
@@ -34,6 +35,7 @@ from typing import Any, Literal
 from marlin_desk.core.reframe import Pin, ReframeSettings, sorted_pins
 from marlin_desk.media.face_detector import FaceBox
 from marlin_desk.media.reframe_detect import Sample, SpanDetections
+from marlin_desk.media.reframe_speaker import speakers
 
 Axis = Literal["x", "y"]
 _NEAR_LARGEST = 0.7  # a face of at least this share of the largest's area may be kept instead
@@ -242,10 +244,11 @@ def _targets(samples: list[Sample], axis: Axis, crop_frac: float, group_fill: fl
              motion: bool) -> list[float | None]:
     out: list[float | None] = []
     last: float | None = None
+    speaking = speakers(samples, axis)
     for i, s in enumerate(samples):
         # The shot's first sample was compared with the frame before the cut: not motion.
         boxes = (s.moving,) if motion and i > 0 and s.moving is not None else s.faces
-        target = _target(boxes, axis, crop_frac, group_fill, last)
+        target = _target(boxes, axis, crop_frac, group_fill, last, speaking[i])
         out.append(target)
         if target is not None:
             last = target
@@ -255,13 +258,15 @@ def _targets(samples: list[Sample], axis: Axis, crop_frac: float, group_fill: fl
 
 
 def _target(faces: Sequence[FaceBox], axis: Axis, crop_frac: float, group_fill: float,
-            last: float | None) -> float | None:
+            last: float | None, speaker: float | None = None) -> float | None:
     if not faces:
         return None
     spans = [(f.x, f.x + f.w) if axis == "x" else (f.y, f.y + f.h) for f in faces]
     a, b = min(s[0] for s in spans), max(s[1] for s in spans)
     if b - a <= crop_frac * group_fill:
         return (a + b) / 2
+    if speaker is not None:  # the face that speaks, whatever its size
+        return speaker
     largest = max(faces, key=lambda f: f.area)
     candidates = [f for f in faces if f.area >= _NEAR_LARGEST * largest.area]
     if last is not None:
