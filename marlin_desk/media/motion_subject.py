@@ -4,7 +4,7 @@ Someone walking away from the camera, a dancer with their back turned, a dog cro
 the face detector finds nothing, and the centre crop would lose them. On a still or slowly
 moving camera the subject is what changes between two samples, so the box that holds most of
 the changed pixels is where the crop should look. Pure numpy on the samples the face pass
-decodes anyway (a few tenths of a millisecond a sample at 480x270).
+decodes anyway (about 0.6 ms a sample at 480x270, bench/reframe.py).
 
 Why not a person detector: none we found ships its weights inside a wheel under a licence we
 can bundle, works with numpy 2 and stays small. OpenCV 4.14's HOG people detector (built-in
@@ -84,8 +84,10 @@ class MotionFinder:
 def small_grey(bgr: np.ndarray, block: int) -> np.ndarray:
     """The picture's grey levels averaged over block x block pixels (float32)."""
     h, w = bgr.shape[0] // block * block, bgr.shape[1] // block * block
-    grey = bgr[:h, :w].mean(axis=2, dtype=np.float32)
-    return grey.reshape(h // block, block, w // block, block).mean(axis=(1, 3))
+    # one integer sum over each block's pixels and channels: 4x faster than two float means
+    total = bgr[:h, :w].reshape(h // block, block, w // block, block, 3).sum(
+        axis=(1, 3, 4), dtype=np.uint32)
+    return total.astype(np.float32) * (1.0 / (block * block * 3))
 
 
 def _mass_range(profile: np.ndarray, low: float = 0.1, high: float = 0.9) -> tuple[int, int]:

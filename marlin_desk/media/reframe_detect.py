@@ -85,6 +85,15 @@ class SpanDetections:
                 "cuts": list(self.cuts), "detector": self.detector, "note": self.note,
                 "samples": [s.to_json() for s in self.samples]}
 
+    def within(self, start: float, end: float, first: float | None) -> SpanDetections:
+        """The detections of a part of this span (a trimmed clip), with that part's first
+        frame: what a pass over the part alone would have found, on this pass's samples."""
+        if not self.start <= start < end <= self.end:
+            raise ValueError(f"{start:g}-{end:g} is not inside {self.start:g}-{self.end:g}")
+        return SpanDetections(start, end, self.frame_w, self.frame_h,
+                              tuple(s for s in self.samples if start <= s.t <= end),
+                              _inside(self.cuts, start, end), self.detector, self.note, first)
+
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> SpanDetections:
         w, h = (int(v) for v in d["frame"])

@@ -7,8 +7,10 @@ recomputed from them in about a millisecond, so every pin the editor drags re-sm
 at once with no cache round trip, and changing the preset costs nothing. The cache is a folder of
 small JSON files under the app's cache folder (`reframe/`), written atomically: they are
 per-clip, rebuilt in seconds when lost, and need no schema change in the SQLite store that
-other features share. Shot cuts already in the store (`marlin-desk shots`, snapping) are used
-when there; else the detection pass finds them itself with the same detector.
+other features share. A file's name is the key of everything but the span, then the span: a
+clip trimmed inside a span already analysed takes its part of those detections at once. Shot
+cuts already in the store (`marlin-desk shots`, snapping) are used when there; else the
+detection pass finds them itself with the same detector.
 
 The API for the app (a worker thread computes, the GUI thread draws):
 
@@ -45,6 +47,7 @@ from marlin_desk.media.reframe_detect import (
     SpanDetections,
     detect_span,
     detector_name,
+    first_frame,
     frame_size,
 )
 from marlin_desk.media.reframe_path import CropPath, centre_path, compute_path
@@ -56,7 +59,7 @@ from marlin_desk.store.fingerprint import canonical_json, fingerprint
 log = logging.getLogger(__name__)
 
 CACHE_FOLDER = "reframe"
-_FORMAT = 1  # bump when the cached JSON changes shape
+_FORMAT = 2  # bump when the cached JSON or its file names change shape
 
 
 @dataclass(frozen=True)
@@ -112,9 +115,31 @@ class ReframeCache:
         self._lock = threading.Lock()
 
     def key(self, fp: str, start: float, end: float, settings: ReframeSettings) -> str:
-        doc = {"format": _FORMAT, "video": fp, "start": round(start, 6), "end": round(end, 6),
-               "detector": detector_name(), **settings.detection_key()}
-        return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()[:32]
+        """`<video, detector and settings>-<start µs>-<end µs>`: a file name."""
+        return f"{self._group(fp, settings)}-{_micros(start)}-{_micros(end)}"
+
+    def _group(self, fp: str, settings: ReframeSettings) -> str:
+        doc = {"format": _FORMAT, "video": fp, "detector": detector_name(),
+               **settings.detection_key()}
+        return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()[:24]
+
+    def _containing(self, fp: str, start: float, end: float,
+                    settings: ReframeSettings) -> SpanDetections | None:
+        """The shortest cached span of the same video and settings around [start, end]."""
+        group = self._group(fp, settings)
+        around: list[tuple[int, Path]] = []
+        for file in self.root.glob(f"{group}-*-*.json") if self.root.is_dir() else []:
+            try:
+                a, b = (int(v) for v in file.stem.rsplit("-", 2)[1:])
+            except ValueError:
+                continue
+            if a <= _micros(start) and _micros(end) <= b:
+                around.append((b - a, file))
+        for _, file in sorted(around):
+            det = _read(file)
+            if det is not None and det.start <= start and end <= det.end:
+                return det
+        return None
 
     def _fingerprint(self, video: str) -> str:
         with self._lock:
@@ -143,6 +168,9 @@ class ReframeCache:
         file = self.root / f"{self.key(fp, start, end, settings)}.json" if fp else None
         if file is not None:
             hit = _read(file)
+            around = self._containing(fp, start, end, settings) if hit is None else None
+            if around is not None:  # a trimmed clip: its part of the longer span
+                hit = around.within(start, end, first_frame(video, info, start))
             if hit is not None:
                 if on_progress is not None:
                     on_progress(1.0)
@@ -170,6 +198,10 @@ class ReframeCache:
         except Exception as exc:  # noqa: BLE001 - the store is an optimisation here
             log.info("shots cache look-up failed: %s", exc)
             return None
+
+
+def _micros(t: float) -> int:
+    return int(round(t * 1_000_000))
 
 
 def _read(file: Path) -> SpanDetections | None:

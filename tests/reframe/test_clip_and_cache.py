@@ -47,24 +47,34 @@ def test_detections_are_cached_and_pins_recompute_without_decoding(
         footage: Footage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     video, truth = footage("two_shots")
     cache = wf.ReframeCache(tmp_path / "reframe")
-    first = wf.analyse_clip(str(video), 0.0, 3.0, "reels", cache=cache)
+    first = wf.analyse_clip(str(video), 0.0, 2.5, "reels", cache=cache)
     assert not first.cached and len(list((tmp_path / "reframe").glob("*.json"))) == 1
+    fresh = wf.analyse_clip(str(video), 0.5, 2.0, "reels",
+                            cache=wf.ReframeCache(tmp_path / "elsewhere"))
 
     def no_decoding(*args: object, **kwargs: object) -> None:
         raise AssertionError("decoded again")
 
     monkeypatch.setattr(wf, "detect_span", no_decoding)
-    again = wf.analyse_clip(str(video), 0.0, 3.0, "reels", cache=cache)
+    again = wf.analyse_clip(str(video), 0.0, 2.5, "reels", cache=cache)
     assert again.cached and again.detections == first.detections
-    square = wf.analyse_clip(str(video), 0.0, 3.0, "square", cache=cache)  # same detections
+    # a clip trimmed inside the span: its part of the detections, and the same crop as a pass
+    # over the part alone would give
+    trimmed = wf.analyse_clip(str(video), 0.5, 2.0, "reels", cache=cache)
+    assert trimmed.cached and trimmed.detections.start == 0.5
+    assert trimmed.detections.first_frame == fresh.detections.first_frame
+    assert trimmed.detections.cuts == fresh.detections.cuts and len(fresh.detections.cuts) == 1
+    for t in (0.5, 1.0, 1.49, 1.6, 2.0):
+        assert abs(trimmed.path().crop_at(t).x - fresh.path().crop_at(t).x) <= 2
+    square = wf.analyse_clip(str(video), 0.0, 2.5, "square", cache=cache)  # same detections
     assert square.cached and square.path().crop_w == 360
     path = again.path()
     moved = again.path([path.pin_at(1.0, 300, 0)])
     assert abs(moved.crop_at(1.0).x - 300) <= 2 and moved.crop_at(2.5) == path.crop_at(2.5)
     with pytest.raises(AssertionError, match="decoded again"):
-        wf.analyse_clip(str(video), 0.0, 2.0, "reels", cache=cache)  # another span: a miss
+        wf.analyse_clip(str(video), 0.0, 3.0, "reels", cache=cache)  # longer: a miss
     with pytest.raises(AssertionError, match="decoded again"):
-        wf.analyse_clip(str(video), 0.0, 3.0, "reels", cache=cache,
+        wf.analyse_clip(str(video), 0.0, 2.5, "reels", cache=cache,
                         settings=ReframeSettings(detect_fps=4))
     with pytest.raises(BadInput, match="nothing to reframe"):
         wf.analyse_clip(str(video), 0.0, 3.0, "original", cache=cache)
