@@ -99,9 +99,10 @@ class MainWindow(QMainWindow):
                                         self.clips_panel, self.clips_dock, self, self,
                                         cache=self.cache,
                                         reframe_detections=self.reframe_cache.detections)
-        self.reframe = ReframeController(self.doc, self.undo_stack, self.player,
-                                         self.clips_panel, self.jobs, self.notifier,
-                                         self.reframe_cache, self)
+        self.reframe = ReframeController(
+            self.doc, self.undo_stack, self.player, self.clips_panel, self.jobs, self.notifier,
+            self.reframe_cache, self, export_fill=lambda: self.settings.export_choices()["fill"])
+        self.exports.choicesChanged.connect(self.reframe.refresh)
         self.views = ViewSync(self.doc, self.player, self.timeline, self.events_panel,
                               self.search_panel, self.clips_panel, self)
         self.dialogs = Dialogs(self, self.settings, self.model_jobs, self.notifier, self)

@@ -71,6 +71,8 @@ PRESETS: dict[str, Preset] = {
     "square": Preset("square", "Square 1:1 1080x1080", 1080, 1080, "crop", "high", 60.0, 2.0,
                      8_000, 48_000, 2),
 }
+# The presets whose fill the export can choose (crop or blur); the others keep their own.
+FILLED_PRESETS = ("reels", "square")
 
 # Frame rates a constant-rate output snaps to when the source's average is within 1% of one.
 _STANDARD_RATES = [Fraction(24000, 1001), Fraction(24), Fraction(25), Fraction(30000, 1001),

@@ -272,3 +272,27 @@ def test_a_phone_file_stored_turned_gets_its_crop_on_the_upright_picture(
     r = w.reframe.path.crop_at(w.player.position)
     fx, _, fw, _ = truth.face_at(w.player.position)
     assert abs(r.x + r.w / 2 - (fx + fw / 2)) < r.w * 0.2
+
+
+def test_with_the_blurred_fill_the_preview_shows_what_that_export_renders(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    video = tmp_path / "face then nobody.mp4"
+    make_reframe_video(video, "face_then_empty", size=SIZE, duration=3.0)
+    w = make_window()
+    open_and_wait(qtbot, w, video)
+    clip = Clip(0.0, 3.0, "her, then the room", "reels", reframe="auto")
+    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+        w.clips_panel.select_id(clip.id)
+    w.settings.set_export_choices({"fill": "blur"})  # what the export dialog keeps
+    w.exports.choicesChanged.emit()
+    _show(qtbot, w, 1.0)
+    assert w.reframe.overlay.displayed_crop() is not None  # her shot: cropped
+    _show(qtbot, w, 2.2)
+    assert w.reframe.overlay.displayed_crop() is None  # nobody: whole, over the blur
+    w.undo_stack.push(undo.ChangeClip(w.doc, clip.with_reframe(None), "Default reframing"))
+    assert w.reframe.path is None  # blur's own default: no crop window at all
+    w.settings.set_export_choices({"fill": "crop"})
+    w.exports.choicesChanged.emit()
+    _show(qtbot, w, 2.25)
+    assert w.reframe.overlay.displayed_crop() is not None  # crop fill: the centre there

@@ -23,7 +23,7 @@ from marlin_desk.media.encoders import DEFAULT_ENCODER
 from marlin_desk.media.export import ClipSpec, ExportOptions
 from marlin_desk.media.export_sources import SourceClips
 from marlin_desk.media.naming import DEFAULT_TEMPLATE
-from marlin_desk.media.presets import DEFAULT_SPEED, default_mode
+from marlin_desk.media.presets import DEFAULT_SPEED, FILLED_PRESETS, default_mode
 from marlin_desk.media.subtitle_sources import default_subtitle_source
 from marlin_desk.workflows import video_events
 from marlin_desk.workflows.speech import cached_transcript
@@ -34,6 +34,7 @@ WAIT, CANCEL_EXPORT, STAY = "wait", "cancel", "stay"
 class ExportController(QObject):
     exportDone = Signal(object)  # list[ExportResult]
     finishedAll = Signal()  # the export thread has ended (a quit may wait for it)
+    choicesChanged = Signal()  # the export dialog's choices were kept for the next export
 
     def __init__(self, doc: Document, settings: Settings, notifier: Notifier, jobs: JobBar,
                  clips: ClipsPanel, clips_dock: QDockWidget, window: QWidget,
@@ -102,6 +103,7 @@ class ExportController(QObject):
 
     def _accepted(self, ids: list[str], choices: dict[str, Any]) -> None:
         self.settings.set_export_choices(choices)  # offered again next time
+        self.choicesChanged.emit()
         self.export(ids, **choices)
 
     def export(self, ids: list[str], out_dir: str | None = None, *, preset: str | None = None,
@@ -139,7 +141,7 @@ class ExportController(QObject):
                                              detections=self.reframe_detections)
             sources[video].clips.append(ClipSpec(
                 c.start, c.end, c.name, preset=p, mode=clip_mode,  # type: ignore[arg-type]
-                fill=fill if p in ("reels", "square") else None,  # type: ignore[arg-type]
+                fill=fill if p in FILLED_PRESETS else None,  # type: ignore[arg-type]
                 subtitles=subtitles, captions=captions or None,  # type: ignore[arg-type]
                 reframe=c.reframe, pins=c.pins))  # the clip's own mode and the editor's pins
         target = out_dir or str(self.settings.export_dir)

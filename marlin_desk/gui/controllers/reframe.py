@@ -16,7 +16,8 @@ cut from another video (library results) are not on this player: no crop for the
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QUndoStack
@@ -32,7 +33,7 @@ from marlin_desk.gui.panels.clips import ClipsPanel
 from marlin_desk.gui.player import PlayerWidget
 from marlin_desk.gui.reframe_overlay import CropOverlay
 from marlin_desk.gui.statusbar import JobBar
-from marlin_desk.media.presets import get_preset
+from marlin_desk.media.presets import FILLED_PRESETS, Fill, get_preset
 from marlin_desk.media.reframe import can_reframe, default_mode
 from marlin_desk.media.reframe_path import CropPath
 from marlin_desk.workflows.reframe import ClipReframing, ReframeCache, centre_only
@@ -42,15 +43,17 @@ log = logging.getLogger(__name__)
 Key = tuple[str, float, float, str]  # video, start, end, preset: one analysis
 
 
-def shown_mode(clip: Clip, info: Any) -> str | None:
+def shown_mode(clip: Clip, info: Any, fill: str | None = None) -> str | None:
     """The mode the export applies to this clip when it draws a crop window ("auto" or
     "centre"), or None when it keeps the preset's own picture: the rule of
-    ClipReframing.path_for, answered before any analysis."""
+    ClipReframing.path_for, answered before any analysis. `fill`: the export's (None: the
+    preset's)."""
     p = get_preset(clip.preset)
-    if info is None or not (p.width and p.height) or not can_reframe(p, info, p.fill):
+    chosen = cast(Fill, fill or p.fill)
+    if info is None or not (p.width and p.height) or not can_reframe(p, info, chosen):
         return None
-    mode = clip.reframe or default_mode(p, info, p.fill)
-    if mode == "off" or (mode == "centre" and p.fill != "crop"):
+    mode = clip.reframe or default_mode(p, info, chosen)
+    if mode == "off" or (mode == "centre" and chosen != "crop"):
         return None
     return mode
 
@@ -61,10 +64,13 @@ class ReframeController(QObject):
 
     def __init__(self, doc: Document, stack: QUndoStack, player: PlayerWidget,
                  clips: ClipsPanel, jobs: JobBar, notifier: Notifier, cache: ReframeCache,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None,
+                 export_fill: Callable[[], str | None] = lambda: None) -> None:
         super().__init__(parent)
         self.doc, self.stack, self.player, self.clips = doc, stack, player, clips
         self.jobs, self.notifier, self.cache = jobs, notifier, cache
+        self.export_fill = export_fill  # the fill the next export uses for 9:16 and 1:1
+        self.fill: str | None = None  # ...as read at the last refresh
         self.enabled = True  # View > Show Reframe Crop
         self.active: str | None = None  # the clip whose crop is shown (the last selected)
         self.path: CropPath | None = None
@@ -94,7 +100,7 @@ class ReframeController(QObject):
         self.active = clip_id
         # an analysis the editor cancelled is tried again when they come back to the clip
         self._failed = {k: v for k, v in self._failed.items() if v != "cancelled"}
-        self._refresh()
+        self.refresh()
 
     def clip(self) -> Clip | None:
         """The active clip when it is on this player, else None."""
@@ -129,23 +135,27 @@ class ReframeController(QObject):
             self._latest.clear()
             self._failed.clear()
             self.active = None
-        self._refresh()
+        self.refresh()
 
     # -- the path ----------------------------------------------------------------------------
     def key(self, clip: Clip) -> Key:
         end = min(clip.end, self.doc.duration) if self.doc.duration > 0 else clip.end
         return (self.doc.video, round(clip.start, 6), round(end, 6), clip.preset)
 
-    def _refresh(self) -> None:
+    @Slot()
+    def refresh(self) -> None:
         """The active clip's path from what is known now; starts its analysis if needed."""
         clip = self.clip()
-        mode = shown_mode(clip, self.doc.info) if clip is not None and self.enabled else None
+        filled = clip is not None and clip.preset in FILLED_PRESETS
+        self.fill = self.export_fill() if filled else None
+        shown = clip is not None and self.enabled
+        mode = shown_mode(clip, self.doc.info, self.fill) if clip is not None and shown else None
         path, draggable = None, False
         if clip is not None and mode is not None:
             key = self.key(clip)
             analysis = self._analyses.get(key)
             if mode == "auto" and analysis is not None:
-                path = analysis.path_for(clip.reframe, clip.pins)
+                path = analysis.path_for(clip.reframe, clip.pins, self.fill)
                 draggable = path is not None and path.axis is not None
             else:  # the centre crop: the clip's mode, or a stand-in until the analysis is in
                 path = centre_only(self.doc.info, key[1], key[2], clip.preset)
@@ -153,7 +163,7 @@ class ReframeController(QObject):
                     self._start(key, clip)
                     stale = self._latest.get(clip.id)  # before a trim: no jump to the centre
                     if stale is not None and stale.preset == clip.preset:
-                        path = stale.path_for(clip.reframe, clip.pins) or path
+                        path = stale.path_for(clip.reframe, clip.pins, self.fill) or path
         self.path, self.draggable = path, draggable
         self._draw(self.player.position)
         self.pathChanged.emit()
@@ -163,6 +173,9 @@ class ReframeController(QObject):
         clip, path = self.clip(), self.path
         if clip is None or path is None or not clip.start <= t < clip.end:
             self.overlay.clear()
+            return
+        if self.fill not in (None, "crop") and not path.shot_at(t).subject:
+            self.overlay.clear()  # the export shows this shot whole, over its blurred copy
             return
         r = path.crop_at(t)
         self.overlay.show_crop(path.frame_w, path.frame_h, r.x, r.y, r.w, r.h,
@@ -220,7 +233,7 @@ class ReframeController(QObject):
             if self.key(c) == key:
                 self._latest[c.id] = analysis
                 self.analysed.emit(c.id)
-        self._refresh()
+        self.refresh()
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
@@ -318,7 +331,7 @@ class ReframeController(QObject):
         self.enabled = bool(on)
         if not self.enabled:
             self._cancel_worker()
-        self._refresh()
+        self.refresh()
 
     # -- the right-click menu on the picture -----------------------------------------------------
     @Slot(object)

@@ -32,7 +32,13 @@ from marlin_desk.media.audio import (
 from marlin_desk.media.caption_styles import CAPTION_STYLES
 from marlin_desk.media.encoders import ENCODER_CHOICES
 from marlin_desk.media.naming import DEFAULT_TEMPLATE, TEMPLATE_FIELDS
-from marlin_desk.media.presets import DEFAULT_SPEED, MODE_LABELS, MODES, X264_SPEEDS
+from marlin_desk.media.presets import (
+    DEFAULT_SPEED,
+    FILLED_PRESETS,
+    MODE_LABELS,
+    MODES,
+    X264_SPEEDS,
+)
 from marlin_desk.media.subtitle_sources import SOURCE_LABELS, default_subtitle_source
 
 PER_CLIP = "per clip (as in the bin)"
@@ -181,7 +187,7 @@ class ExportDialog(QDialog):
     def _update_fill(self) -> None:
         preset = self.preset.currentData()
         self.fill.setEnabled(self.mode.currentData() != "fast"
-                             and (preset is None or preset in ("reels", "square")))
+                             and (preset is None or preset in FILLED_PRESETS))
 
     def _update_mode(self) -> None:
         """Fast mode copies the streams: it cannot resize, so it keeps the original picture."""
