@@ -40,6 +40,16 @@ def _reels_clip(qtbot: Any, w: Any, video: Path, **kw: Any) -> Clip:
     return clip
 
 
+def _window_with(qtbot: Any, make_window: Any, video: Path, scenario: str, seconds: float,
+                 clip: Clip) -> Any:
+    """A window on a new scenario video, with `clip` in its bin."""
+    make_reframe_video(video, scenario, size=SIZE, duration=seconds)
+    w = make_window()
+    open_and_wait(qtbot, w, video)
+    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    return w
+
+
 def _show(qtbot: Any, w: Any, t: float) -> None:
     """Seek and wait for that frame on screen (the overlay draws at the frame's own time)."""
     w.player.seek(t)
@@ -205,12 +215,8 @@ def test_mode_changes_are_undoable_and_other_videos_clips_get_no_crop(
 
 def test_the_analysis_is_a_job_that_can_be_cancelled_and_runs_again_on_reselect(
         qtbot: Any, make_window: Any, tmp_path: Path) -> None:
-    video = tmp_path / "walk.mp4"
-    make_reframe_video(video, "moving", size=SIZE, duration=8.0)
-    w = make_window()
-    open_and_wait(qtbot, w, video)
     clip = Clip(0.0, 8.0, "walk", "square")
-    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    w = _window_with(qtbot, make_window, tmp_path / "walk.mp4", "moving", 8.0, clip)
     w.clips_panel.select_id(clip.id)
     job = ("reframe", w.reframe.key(w.doc.clip(clip.id)))
     assert job in w.jobs.jobs and w.jobs.label.text().startswith("Finding the subject in walk")
@@ -276,12 +282,9 @@ def test_a_phone_file_stored_turned_gets_its_crop_on_the_upright_picture(
 
 def test_with_the_blurred_fill_the_preview_shows_what_that_export_renders(
         qtbot: Any, make_window: Any, tmp_path: Path) -> None:
-    video = tmp_path / "face then nobody.mp4"
-    make_reframe_video(video, "face_then_empty", size=SIZE, duration=3.0)
-    w = make_window()
-    open_and_wait(qtbot, w, video)
     clip = Clip(0.0, 3.0, "her, then the room", "reels", reframe="auto")
-    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    w = _window_with(qtbot, make_window, tmp_path / "face then nobody.mp4", "face_then_empty",
+                     3.0, clip)
     with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
         w.clips_panel.select_id(clip.id)
     w.settings.set_export_choices({"fill": "blur"})  # what the export dialog keeps
