@@ -10,17 +10,9 @@ from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsObject, QStyleOptionGraphicsItem, QWidget
 
+from marlin_desk.gui.picture_fit import fitted
 from marlin_desk.media.caption_styles import get_caption_style
 from marlin_desk.media.captions import CaptionFrame, caption_frames, frame_at
-
-
-def picture_rect(item_size: QSizeF, native: QSizeF) -> QRectF:
-    """Where the picture sits inside the video item (letterboxed, aspect kept)."""
-    if native.width() <= 0 or native.height() <= 0:
-        return QRectF(0, 0, item_size.width(), item_size.height())
-    scale = min(item_size.width() / native.width(), item_size.height() / native.height())
-    w, h = native.width() * scale, native.height() * scale
-    return QRectF((item_size.width() - w) / 2, (item_size.height() - h) / 2, w, h)
 
 
 class CaptionOverlay(QGraphicsObject):
@@ -46,7 +38,8 @@ class CaptionOverlay(QGraphicsObject):
 
     def picture(self) -> QRectF:
         native = self.frame if not self.frame.isEmpty() else self.video_item.nativeSize()
-        return picture_rect(self.video_item.size(), native)
+        size = self.video_item.size()
+        return fitted(QRectF(0, 0, size.width(), size.height()), native.width(), native.height())
 
     def set_words(self, words: list[Any], style_name: str) -> None:
         self.words, self.style_name = list(words), style_name

@@ -17,6 +17,8 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen, QPolygon
 from PySide6.QtMultimediaWidgets import QGraphicsVideoItem
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsSceneMouseEvent
 
+from marlin_desk.gui.picture_fit import fitted
+
 SHADE = QColor(0, 0, 0, 110)  # darkens what the crop leaves out, still readable
 EDGE = QColor(255, 196, 0)  # the crop's edge: amber, visible on dark and light pictures
 PINNED = QColor(80, 200, 255)  # the edge at a frame the editor pinned
@@ -80,9 +82,7 @@ class CropOverlay(QGraphicsObject):
         area = QRectF(item.pos(), item.size())
         if not (self.frame_w and self.frame_h):
             return item.mapRectToItem(self, item.boundingRect())
-        scale = min(area.width() / self.frame_w, area.height() / self.frame_h)
-        w, h = self.frame_w * scale, self.frame_h * scale
-        return QRectF(area.center().x() - w / 2, area.center().y() - h / 2, w, h)
+        return fitted(area, self.frame_w, self.frame_h)
 
     def displayed_crop(self) -> QRectF | None:
         """The crop as drawn, or None when there is none or no picture yet."""
