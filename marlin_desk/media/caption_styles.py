@@ -1,14 +1,8 @@
-"""Burned-in captions for vertical video: the named looks and the safe area, defined once.
+"""Burned-in captions for vertical video: the named looks, defined once.
 
 Pure data (no pysubs2, no FFmpeg): the CLI's choices, the app's list and media.captions, which
-writes the ASS, all read CAPTION_STYLES.
-
-The safe area is where the platforms' own buttons and text never cover a 9:16 video, the
-strictest of the published guides for 1080x1920: Meta's Reels guide keeps the top 14% and the
-bottom 35% clear (the caption, the audio bar and ad buttons) and 6% on each side; TikTok's
-overlays cover about the top 250 px (13%), the bottom 420 px (22%) and a column of about 170 px
-(16%) on the right. Captions are centred, so the 16% right margin applies to both sides.
-Landscape and square frames keep the title-safe margins (TITLE_SAFE).
+writes the ASS, all read CAPTION_STYLES. They are laid inside the safe area
+(media/safe_area.py), as burned subtitles are.
 """
 
 from __future__ import annotations
@@ -17,32 +11,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from marlin_desk.core.errors import BadInput
-
-
-@dataclass(frozen=True)
-class SafeArea:
-    """Fractions of the frame kept clear of text on each side."""
-
-    top: float = 0.14
-    bottom: float = 0.35
-    left: float = 0.16
-    right: float = 0.16
-
-    def box(self, width: int, height: int) -> tuple[int, int, int, int]:
-        """(left, top, right, bottom) in pixels of a width x height frame."""
-        return (round(width * self.left), round(height * self.top),
-                round(width * (1 - self.right)), round(height * (1 - self.bottom)))
-
-
-SAFE_AREA = SafeArea()
-# Landscape and square frames have no app buttons over them: the classic title-safe area (the
-# central 80% of width and height, SMPTE RP 27.3) keeps text clear of the edges of any screen.
-TITLE_SAFE = SafeArea(top=0.1, bottom=0.1, left=0.1, right=0.1)
-
-
-def safe_area_for(width: int, height: int) -> SafeArea:
-    """The platforms' safe area on vertical frames, title-safe on the others."""
-    return SAFE_AREA if height > width else TITLE_SAFE
 
 
 @dataclass(frozen=True)

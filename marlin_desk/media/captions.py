@@ -10,7 +10,7 @@ to the millisecond. Every event of a phrase has the same text and line breaks, s
 it out identically and nothing jumps; only colours change.
 
 The document is sized to the output frame (PlayResX/Y = its pixels) and placed inside the safe
-area (caption_styles.safe_area_for: the platforms' on 9:16, title-safe on other frames):
+area (safe_area.safe_area_for: the platforms' on 9:16, title-safe on other frames):
 centred, the bottom line on the safe area's bottom edge, lines broken by us (WrapStyle 2:
 libass never wraps), the font made smaller for a phrase whose longest line would be wider than
 the safe area.
@@ -25,12 +25,8 @@ from dataclasses import dataclass
 import pysubs2
 
 from marlin_desk.core.transcript import Transcript, Word
-from marlin_desk.media.caption_styles import (
-    CaptionStyle,
-    SafeArea,
-    get_caption_style,
-    safe_area_for,
-)
+from marlin_desk.media.caption_styles import CaptionStyle, get_caption_style
+from marlin_desk.media.safe_area import SafeArea, safe_area_for
 from marlin_desk.media.speech_cues import (
     Phrase,
     clean_words,

@@ -24,7 +24,6 @@ from marlin_desk.media.caption_styles import (
     CAPTION_STYLE_NAMES,
     CAPTION_STYLES,
     DEFAULT_CAPTION_STYLE,
-    SAFE_AREA,
     CaptionStyle,
 )
 from marlin_desk.media.captions import (
@@ -53,6 +52,7 @@ from marlin_desk.media.export_queue import (
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.naming import DEFAULT_TEMPLATE, render_name, safe_filename
 from marlin_desk.media.presets import FILLS, MODE_LABELS, PRESETS, Preset, default_mode
+from marlin_desk.media.safe_area import SAFE_AREA
 from marlin_desk.media.speech_cues import speech_cues
 from marlin_desk.media.subtitle_sources import (
     SOURCE_LABELS,

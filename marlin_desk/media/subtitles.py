@@ -34,6 +34,7 @@ import pysubs2
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event
 from marlin_desk.media.naming import write_atomically
+from marlin_desk.media.safe_area import safe_area_for
 
 SubtitleFormat = Literal["srt", "vtt", "ass"]
 
@@ -283,17 +284,16 @@ def write_text_file(path: Path, text: str) -> None:
 class BurnStyle:
     """Look of burned-in subtitles (libass). Sizes are fractions of the output frame.
 
-    Vertical video is watched on a phone under the platform's own buttons and caption bar, so the
-    default raises the text to about a quarter of the height from the bottom and wraps shorter
-    lines (32 characters) in a larger font; landscape keeps the usual bottom position.
+    The text sits at the bottom of the frame's safe area (media/safe_area: on 9:16, above the
+    platform's caption bar and clear of its side buttons; title-safe elsewhere), the same area
+    the captions are laid in. Vertical lines wrap shorter (24 characters), so that a full line
+    keeps a large font inside the narrower safe width.
     """
 
     font: str = "DejaVu Sans"  # fontconfig substitutes a similar sans font where it is missing
     bold: bool = True
-    vertical_chars_per_line: int = 32
-    font_height: float = 0.055  # of the frame height, capped so a full line fits the width
-    margin_bottom_vertical: float = 0.24
-    margin_bottom_landscape: float = 0.07
+    vertical_chars_per_line: int = 24
+    font_height: float = 0.055  # of the frame height, capped so a full line fits the safe width
     outline: float = 0.004  # of the frame height
     shadow: float = 0.002
 
@@ -310,9 +310,10 @@ def burn_style_for(style: SubtitleStyle, width: int, height: int,
 def burn_in_ass(cues: Iterable[Cue], width: int, height: int,
                 burn: BurnStyle = BurnStyle(), chars_per_line: int = 42) -> str:
     """An ASS document sized to the output frame (PlayRes = pixels), for the `subtitles` filter."""
-    # An average glyph of a bold sans font is about 0.55 em wide: a full line must fit 90% width.
-    size = min(height * burn.font_height, 0.9 * width / (0.55 * chars_per_line))
-    vertical = height > width
+    left, _top, right, bottom = safe_area_for(width, height).box(width, height)
+    # An average glyph of a bold sans font is about 0.55 em wide: a full line must fit the safe
+    # width.
+    size = min(height * burn.font_height, (right - left) / (0.55 * chars_per_line))
     subs = to_ssafile(cues)
     subs.info["PlayResX"] = str(width)
     subs.info["PlayResY"] = str(height)
@@ -323,9 +324,7 @@ def burn_in_ass(cues: Iterable[Cue], width: int, height: int,
         primarycolor=pysubs2.Color(255, 255, 255, 0), outlinecolor=pysubs2.Color(0, 0, 0, 0),
         backcolor=pysubs2.Color(0, 0, 0, 128), outline=max(1.0, round(height * burn.outline, 1)),
         shadow=round(height * burn.shadow, 1), alignment=pysubs2.Alignment.BOTTOM_CENTER,
-        marginl=round(width * 0.05), marginr=round(width * 0.05),
-        marginv=round(height * (burn.margin_bottom_vertical if vertical
-                                else burn.margin_bottom_landscape)))
+        marginl=left, marginr=width - right, marginv=height - bottom)
     return subs.to_string("ass")
 
 

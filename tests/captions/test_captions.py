@@ -15,7 +15,7 @@ import pytest
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.timeline import Event
 from marlin_desk.core.transcript import Word
-from marlin_desk.media.caption_styles import CAPTION_STYLES, SAFE_AREA
+from marlin_desk.media.caption_styles import CAPTION_STYLES
 from marlin_desk.media.captions import (
     caption_frames,
     captions_ass,
@@ -24,6 +24,7 @@ from marlin_desk.media.captions import (
 )
 from marlin_desk.media.clip_export import ClipSpec, ExportOptions, export_clip
 from marlin_desk.media.ffmpeg_bin import find_ffmpeg
+from marlin_desk.media.safe_area import SAFE_AREA
 
 from .conftest import BACKGROUND, Talking
 
@@ -178,3 +179,16 @@ def test_burned_speech_subtitles(talking: Talking, out_dir: Path) -> None:
     text = np.abs(img - np.array(BACKGROUND)).max(axis=2) > 48
     assert text[int(240 * 0.6):].sum() > 200  # the speech at the bottom of the 320x240 frame
     assert text[:int(240 * 0.5)].sum() == 0
+
+
+def test_burned_subtitles_on_reels_sit_in_the_same_safe_area(talking: Talking,
+                                                             out_dir: Path) -> None:
+    r = export_clip(talking.video, ClipSpec(1.0, 3.0, preset="reels", subtitles="burn"),
+                    ExportOptions(out_dir, subtitle_source="speech", speed="superfast"),
+                    transcript=talking.transcript)
+    (img,) = _rgb_frames(r.path, [0.5])
+    left, top, right, bottom = SAFE_AREA.box(1080, 1920)
+    text = np.abs(img - np.array(BACKGROUND)).max(axis=2) > 48
+    inside = text[top:bottom, left:right].sum()
+    assert inside > 1000 and text.sum() - inside == 0
+    assert text[bottom - 200:bottom].sum() > 0.5 * inside  # at the bottom of the safe area
