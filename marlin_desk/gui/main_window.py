@@ -1,4 +1,4 @@
-"""The main window: lays out the player, the timeline and the panels, and wires them to the
+"""The main window: its widgets (laid out by window_layout.py) wired to the
 controllers that hold the behaviour (controllers/: model jobs, edits, the open video, export,
 the project). Menus and shortcuts come from a table (actions.py).
 
@@ -13,17 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QSize, QTimer, Signal, Slot
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (
     QApplication,
-    QDockWidget,
     QFileDialog,
-    QLabel,
     QMainWindow,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
 )
 
 from marlin_desk.core import project as projfile
@@ -46,17 +41,9 @@ from marlin_desk.gui.controllers.views import ViewSync
 from marlin_desk.gui.document import Document
 from marlin_desk.gui.keys import FocusedButtonKeys
 from marlin_desk.gui.notifier import Notifier
-from marlin_desk.gui.panels.clips import ClipsPanel
-from marlin_desk.gui.panels.events import EventsPanel
-from marlin_desk.gui.panels.library import LibraryPanel
-from marlin_desk.gui.panels.message_bar import MessageBar
-from marlin_desk.gui.panels.search import SearchPanel
-from marlin_desk.gui.panels.speech import SpeechPanel
-from marlin_desk.gui.player import PlayerWidget
 from marlin_desk.gui.settings import Settings
-from marlin_desk.gui.statusbar import JobBar
 from marlin_desk.gui.timefmt import count
-from marlin_desk.gui.timeline import TimelineWidget
+from marlin_desk.gui.window_layout import build_views
 from marlin_desk.gui.worker import EngineClient
 from marlin_desk.paths import data_dir
 from marlin_desk.workflows.reframe import ReframeCache
@@ -84,7 +71,7 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.undo_stack = QUndoStack(self)
         self.engine = EngineClient(self.cache, self)
-        self._build_views()
+        build_views(self)
         self.notifier = Notifier(self.messages, self.notice, self)
         self.edits = EditsController(self.doc, self.undo_stack,
                                      lambda: str(self.settings.get("default_preset")), self)
@@ -144,62 +131,6 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self.model_jobs.load_model)  # after the window is up
 
     # -- construction ------------------------------------------------------------------------
-    def _build_views(self) -> None:
-        self.player = PlayerWidget(self)
-        self.timeline = TimelineWidget(self)
-        self.messages = MessageBar(self)
-        self.events_panel = EventsPanel(self.doc, self)
-        self.speech_panel = SpeechPanel(self.doc, self)
-        self.search_panel = SearchPanel(self)
-        self.clips_panel = ClipsPanel(self.doc, self)
-        self.library_panel = LibraryPanel(self)
-        self.search_panel.set_recent(self.settings.recent_queries())
-        self.player.volume.setValue(int(self.settings.get("volume")))
-        splitter = QSplitter(Qt.Orientation.Vertical, self)
-        splitter.addWidget(self.player)
-        splitter.addWidget(self.timeline)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 1)
-        central = QWidget(self)
-        col = QVBoxLayout(central)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(0)
-        col.addWidget(self.messages)
-        col.addWidget(splitter, 1)
-        self.setCentralWidget(central)
-        right = Qt.DockWidgetArea.RightDockWidgetArea
-        self.search_dock = self._dock("Search", self.search_panel, right)
-        self.events_dock = self._dock("Events", self.events_panel, right)
-        self.speech_dock = self._dock("Said", self.speech_panel, right)
-        self.tabifyDockWidget(self.events_dock, self.speech_dock)
-        self.events_dock.raise_()
-        self.clips_dock = self._dock("Clip bin", self.clips_panel, right)
-        self.library_dock = self._dock("Library", self.library_panel, right)
-        self.tabifyDockWidget(self.search_dock, self.library_dock)
-        self.search_dock.raise_()
-        self.resizeDocks([self.search_dock, self.events_dock, self.clips_dock], [260, 300, 240],
-                         Qt.Orientation.Vertical)
-        self.resizeDocks([self.search_dock], [460], Qt.Orientation.Horizontal)
-        self.model_label = QLabel("Model: not loaded yet")
-        self.model_label.setAccessibleName("Model status")
-        self.jobs = JobBar(self)
-        self.notice = QLabel("")
-        self.notice.setAccessibleName("Status message")
-        self.statusBar().addWidget(self.model_label)
-        self.statusBar().addWidget(self.notice, 1)
-        self.statusBar().addPermanentWidget(self.jobs)
-
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock-{title}")
-        dock.setWidget(widget)
-        dock.setAccessibleName(title)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(area, dock)
-        return dock
-
     def _build_menus(self) -> None:
         self.recent_menu = install_menus(self, self.undo_stack,
                                          (self.search_dock, self.events_dock, self.speech_dock,
