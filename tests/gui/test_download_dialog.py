@@ -12,6 +12,7 @@ import pytest
 from marlin_desk.gui.dialogs.download import DownloadDialog, offline_message
 from marlin_desk.models import DEFAULT_MODEL, PARTIAL_DIR, ModelManager
 from marlin_desk.models.choice import DEMO_SENTENCE, choose_model
+from marlin_desk.models.speech import choose_speech_model
 from tests.models.fake_hub import MODEL, FakeHub, model_files
 
 TRAINED = Path(__file__).resolve().parents[2] / "resources" / "models" / "marlin-tiny-trained"
@@ -153,3 +154,25 @@ def test_a_downloaded_model_is_what_the_window_loads_next(qtbot, hub: FakeHub,
     assert ModelManager().status(MODEL).state == "verified"
     qtbot.waitUntil(lambda: finished(dialog), timeout=WAIT)
     assert not w.errors
+
+
+def test_a_speech_model_is_downloaded_from_the_same_dialog(qtbot, hub: FakeHub,
+                                                          make_window) -> None:
+    base = "Systran/faster-whisper-base"
+    hub.add(base, {"config.json": b'{"lang_ids": [1, 2]}', "model.bin": b"CT2" * 40_000,
+                   "tokenizer.json": b"{}", "vocabulary.txt": b"a\nb\n"})
+    w = make_window()
+    w.dialogs.show_model_download()
+    dialog = w.dialogs.download
+    names = [dialog.model.itemText(i) for i in range(dialog.model.count())]
+    assert any(n.startswith("Speech: small — Systran/faster-whisper-small") for n in names)
+    dialog.model.setCurrentIndex(dialog.model.findData(base))
+    with qtbot.waitSignal(dialog.downloaded, timeout=WAIT) as done:
+        dialog.start.click()
+    assert done.args == [base]
+    qtbot.waitUntil(lambda: finished(dialog), timeout=WAIT)
+    assert ModelManager().status(base).state == "verified"
+    # chosen for the next transcription; the Marlin model is not reloaded for it
+    assert w.settings.get("speech_model") == "base"
+    assert "Transcribe Speech uses it" in w.notice.text()
+    assert choose_speech_model(w.settings.get("speech_model")).source == "user"

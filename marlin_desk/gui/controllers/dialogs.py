@@ -70,6 +70,15 @@ class Dialogs(QObject):
 
     @Slot(str)
     def _on_downloaded(self, model_id: str) -> None:
+        from marlin_desk.models.catalogue import DEFAULT_SPEECH_MODEL, speech_entry
+
+        entry = speech_entry(model_id)
+        if entry is not None:  # nothing to load now: each transcription opens its model
+            if entry.id != DEFAULT_SPEECH_MODEL or self.settings.get("speech_model"):
+                self.settings.set("speech_model", entry.alias)  # downloaded to be used
+            self.notifier.notice(f"{model_id} is downloaded; Transcribe Speech uses it now "
+                                 f"(Preferences > Speech model).")
+            return
         self.notifier.notice(f"{model_id} is downloaded; loading it.")
         self.model_jobs.load_model()
 

@@ -1,7 +1,9 @@
 """Download a model through the model manager, exactly as `marlin-desk models pull` does:
 free-space check, resumable (Download again after Cancel goes on where it stopped), every file
 matched against the hub's checksums, progress with speed and time left. The window keeps
-working meanwhile; the next model load uses the finished model without a restart."""
+working meanwhile; the next model load uses the finished model without a restart. The list
+holds the Marlin checkpoints, then the speech (Whisper) ones, which the next transcription
+uses."""
 
 from __future__ import annotations
 
@@ -32,17 +34,24 @@ from marlin_desk.models import (
     human_size,
     is_offline,
 )
+from marlin_desk.models.catalogue import SPEECH_CATALOGUE, speech_entry
 
 log = logging.getLogger(__name__)
 
 
 def offline_message(model_id: str) -> str:
     """What to do when this machine cannot reach the hub, in an editor's words."""
+    meanwhile = ("the bundled tiny.en transcribes English" if is_speech(model_id) else
+                 "the bundled demo model runs")
     return (f"This computer has no connection to the model hub, so {model_id} cannot be "
             f"downloaded here. On a computer with a connection, run `marlin-desk models pull "
             f"{model_id}`, copy the folder that `marlin-desk models where {model_id}` names "
             f"(a USB stick will do), then on this computer run `marlin-desk models pull --from "
-            f"FOLDER {model_id}`. Until then the bundled demo model runs.")
+            f"FOLDER {model_id}`. Until then {meanwhile}.")
+
+
+def is_speech(model_id: str) -> bool:
+    return speech_entry(model_id) is not None
 
 
 class _Pull(QThread):
@@ -86,6 +95,10 @@ class DownloadDialog(QDialog):
         for entry in CATALOGUE:
             self.model.addItem(f"{entry.id} (about {entry.size_gb:g} GB; {entry.note})",
                                entry.id)
+        self.model.insertSeparator(self.model.count())
+        for entry in SPEECH_CATALOGUE:
+            self.model.addItem(f"Speech: {entry.alias} — {entry.id} (about "
+                               f"{entry.size_gb:g} GB; {entry.note})", entry.id)
         self.model.setCurrentIndex(next(i for i, e in enumerate(CATALOGUE)
                                         if e.id == DEFAULT_MODEL))
         self.licence = QLabel()
