@@ -30,6 +30,10 @@ class CaptionOverlay(QGraphicsObject):
         # the upright picture's size (VideoInfo: rotation applied); the item's native size is
         # the stored, unturned one for a phone file
         self.frame = QSizeF()
+        # the 9:16 (or 1:1) crop the export burns the captions into, as fractions of the
+        # frame (the reframe preview's rectangle), or None: the whole picture
+        self.crop: QRectF | None = None
+        self._t = 0.0  # the time shown
         self.setVisible(False)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
@@ -37,9 +41,24 @@ class CaptionOverlay(QGraphicsObject):
         return QRectF(0, 0, size.width(), size.height())
 
     def picture(self) -> QRectF:
+        """Where the captions are laid: the picture, or the crop on it that the export
+        renders."""
         native = self.frame if not self.frame.isEmpty() else self.video_item.nativeSize()
         size = self.video_item.size()
-        return fitted(QRectF(0, 0, size.width(), size.height()), native.width(), native.height())
+        pic = fitted(QRectF(0, 0, size.width(), size.height()), native.width(), native.height())
+        c = self.crop
+        if c is None:
+            return pic
+        return QRectF(pic.left() + c.x() * pic.width(), pic.top() + c.y() * pic.height(),
+                      c.width() * pic.width(), c.height() * pic.height())
+
+    def set_crop(self, crop: QRectF | None) -> None:
+        """The reframe preview's crop moved (or went): the captions move with it."""
+        if crop != self.crop:
+            self.crop = crop
+            self.current = None  # laid again for the crop's size
+            self.show_at(self._t)
+            self.update()
 
     def set_words(self, words: list[Any], style_name: str) -> None:
         self.words, self.style_name = list(words), style_name
@@ -57,6 +76,7 @@ class CaptionOverlay(QGraphicsObject):
         return self._frames
 
     def show_at(self, t: float) -> None:
+        self._t = t
         if not self.isVisible():
             return
         rect = self.picture()

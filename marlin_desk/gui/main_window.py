@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
                                        self.player, self.library, self.video.opened,
                                        self.speech_panel, self.timeline, self.edits, self)
         self.queue.transcribe_with = lambda: self.speech.with_queue
+        self.reframe.cropShown.connect(self.speech.overlay.set_crop)  # captions in the crop
         self.project = ProjectController(
             self.doc, self.undo_stack, self.notifier, self,
             Path(autosave_dir) if autosave_dir else data_dir() / "autosave",

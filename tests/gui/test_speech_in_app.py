@@ -1,7 +1,8 @@
 """What is said, in the app: Transcribe on the model worker fills the Said lane and table from
 real speech (espeak-ng, Whisper tiny.en from its wheel); the transcript comes back when the
 video is opened again; clip edges snap to words; a sentence becomes a clip; the export writes
-speech subtitles and burns captions; the captions preview draws over the picture."""
+speech subtitles and burns captions; the captions preview draws over the picture, inside the
+9:16 crop when one shows."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pysubs2
 import pytest
 
 from marlin_desk.dev.speech import make_speech_video, normalise_words, word_error_rate
+from marlin_desk.gui import undo
 from marlin_desk.gui.worker_protocol import TranscribeResult
 from tests.gui.conftest import open_and_wait
 from tests.speech.conftest import needs_speech
@@ -69,6 +71,23 @@ def test_transcribe_snap_clip_export_and_preview(qtbot, make_window, talk, tmp_p
     assert current is not None
     assert any(run.lit and word.text.upper() in run.text.upper()
                for line in current.lines for run in line)
+
+    # the 9:16 clip selected and played: its crop shows, and the captions are laid inside it,
+    # as its export burns them
+    w.undo_stack.push(undo.ChangeClip(w.doc, sentence.with_preset("reels"), "Reels"))
+    w.clips_panel.select_id(sentence.id)
+    w.player.seek(sentence.start + 0.2)
+    qtbot.waitUntil(lambda: w.speech.overlay.crop is not None, timeout=15_000)
+    area = w.speech.overlay.picture()
+    assert abs(area.width() / area.height() - 9 / 16) < 0.02
+    inside = next(x for x in talk.words if x.start >= sentence.start)
+    w.speech.overlay.show_at((inside.start + inside.end) / 2)
+    assert w.speech.overlay.current is not None
+    w.reframe.set_shown(False)  # no crop on screen: the whole picture again
+    whole = w.speech.overlay.picture()
+    assert w.speech.overlay.crop is None and abs(whole.height() - area.height()) < 1
+    assert whole.left() <= area.left() and area.right() <= whole.right()
+    assert whole.width() > 1.5 * area.width()
 
     # opened again after a restart: the stored transcript comes back, no Whisper run
     again = make_window()  # the same cache file

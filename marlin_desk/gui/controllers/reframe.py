@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, cast
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QRectF, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QUndoStack
 from PySide6.QtWidgets import QMenu
 
@@ -61,6 +61,7 @@ def shown_mode(clip: Clip, info: Any, fill: str | None = None) -> str | None:
 class ReframeController(QObject):
     pathChanged = Signal()  # the active clip's crop path was recomputed (or went)
     analysed = Signal(str)  # a clip's analysis is in: its id
+    cropShown = Signal(object)  # QRectF of the crop drawn, in fractions of the frame, or None
 
     def __init__(self, doc: Document, stack: QUndoStack, player: PlayerWidget,
                  clips: ClipsPanel, jobs: JobBar, notifier: Notifier, cache: ReframeCache,
@@ -172,15 +173,21 @@ class ReframeController(QObject):
     def _draw(self, t: float) -> None:
         clip, path = self.clip(), self.path
         if clip is None or path is None or not clip.start <= t < clip.end:
-            self.overlay.clear()
+            self._clear()
             return
         if self.fill not in (None, "crop") and not path.shot_at(t).subject:
-            self.overlay.clear()  # the export shows this shot whole, over its blurred copy
+            self._clear()  # the export shows this shot whole, over its blurred copy
             return
         r = path.crop_at(t)
+        self.cropShown.emit(QRectF(r.x / path.frame_w, r.y / path.frame_h, r.w / path.frame_w,
+                                   r.h / path.frame_h))
         self.overlay.show_crop(path.frame_w, path.frame_h, r.x, r.y, r.w, r.h,
                                path.axis if self.draggable else None,
                                pinned=any(self._same_frame(p.t, t) for p in clip.pins))
+
+    def _clear(self) -> None:
+        self.overlay.clear()
+        self.cropShown.emit(None)
 
     def _same_frame(self, a: float, b: float) -> bool:
         return abs(a - b) < 0.5 / self.doc.fps
