@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Protocol
 
 from marlin_desk.core.errors import BadInput, Cancelled, MarlinError
+from marlin_desk.media.ffmpeg_script import graphs_in_files
 
 # Options every run gets, placed right after the executable: no stdin (FFmpeg would otherwise
 # read keystrokes from the terminal), never overwrite (-n), errors only on stderr,
@@ -88,7 +89,12 @@ def run_ffmpeg(args: Sequence[str], duration: float,
     is terminated at once) and MarlinError/BadInput with a plain message when FFmpeg fails.
     KeyboardInterrupt and any other exception also terminate the process before propagating.
     """
-    cmd = [args[0], *GLOBAL_ARGS, *args[1:]]
+    with graphs_in_files([args[0], *GLOBAL_ARGS, *args[1:]]) as cmd:
+        _run(cmd, duration, on_progress, cancel, stderr_lines)
+
+
+def _run(cmd: list[str], duration: float, on_progress: Callable[[float], None] | None,
+         cancel: CancelToken | None, stderr_lines: list[str] | None) -> None:
     creationflags = getattr(subprocess, "CREATE_NO_WINDOW", 0)  # no console window on Windows
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, creationflags=creationflags)

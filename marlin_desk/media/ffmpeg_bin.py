@@ -94,3 +94,11 @@ def _listing(path: str, flag: str) -> frozenset[str]:
         if len(parts) >= 2 and not line.startswith(" =") and parts[0] != "------":
             names.add(parts[1])
     return frozenset(names)
+
+
+@functools.lru_cache(maxsize=8)
+def reads_option_files(path: str) -> bool:
+    """Whether this FFmpeg takes an option's value from a file as `-/option FILE` (7.0 and
+    later, and git builds); older ones have `-filter_complex_script FILE` instead."""
+    match = re.match(r"n?(\d+)\.", _version(path))
+    return match is None or int(match.group(1)) >= 7
