@@ -76,6 +76,8 @@ MENUS: tuple[tuple[str, tuple[ActionSpec | None, ...]], ...] = (
         ActionSpec("Reframe: Off", "reframe.set_mode", args=("off",),
                    tip="no reframing: the preset's fill as it is"),
         ActionSpec("Reframe: Preset's Default", "reframe.set_mode", args=(None,)),
+        ActionSpec("Hold the Crop Through This Shot", "reframe.hold_shot", None,
+                   "pins the crop where it is now from the shot's first frame to its last"),
         ActionSpec("Remove Crop Pin at This Frame", "reframe.remove_pin_here"),
         ActionSpec("Clear Crop Pins", "reframe.clear_pins",
                    tip="the crop follows the subject again, without the pins dragged"),

@@ -75,6 +75,20 @@ class ShotPath:
         c0, c1 = self.centres[i - 1], self.centres[i]
         return c0 + (c1 - c0) * (t - t0) / (t1 - t0) if t1 > t0 else c1
 
+    def turning_points(self, frame_px: float, tolerance_px: float) -> list[tuple[float, float]]:
+        """The (time, centre) points where the path turns: the others lie on the line between
+        their neighbours within `tolerance_px` of a `frame_px`-pixel frame."""
+        pts = list(zip(self.times, self.centres, strict=True))
+        kept = [pts[0]]
+        for i in range(1, len(pts) - 1):
+            (t0, c0), (t1, c1), (t2, c2) = kept[-1], pts[i], pts[i + 1]
+            line = c0 + (c2 - c0) * (t1 - t0) / (t2 - t0) if t2 > t0 else c2
+            if abs(line - c1) * frame_px > tolerance_px:
+                kept.append(pts[i])
+        if len(pts) > 1:
+            kept.append(pts[-1])
+        return kept
+
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "end": self.end, "subject": self.subject,
                 "motion": self.motion, "times": [round(t, 6) for t in self.times],

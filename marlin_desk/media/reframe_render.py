@@ -28,20 +28,6 @@ def _num(v: float) -> str:
     return text if text not in ("", "-0") else "0"
 
 
-def _points(shot: ShotPath, scale: float) -> list[tuple[float, float]]:
-    """The shot's (time, centre) points with the redundant ones dropped (tolerance in px)."""
-    pts = list(zip(shot.times, shot.centres, strict=True))
-    kept = [pts[0]]
-    for i in range(1, len(pts) - 1):
-        (t0, c0), (t1, c1), (t2, c2) = kept[-1], pts[i], pts[i + 1]
-        line = c0 + (c2 - c0) * (t1 - t0) / (t2 - t0) if t2 > t0 else c2
-        if abs(line - c1) * scale > _TOLERANCE_PX:
-            kept.append(pts[i])
-    if len(pts) > 1:
-        kept.append(pts[-1])
-    return kept
-
-
 def _pieces(path: CropPath, first_frame: float, fps: float,
             scale: float) -> list[tuple[float, str]]:
     """(clip time from which it holds, expression of the centre) in time order."""
@@ -49,7 +35,7 @@ def _pieces(path: CropPath, first_frame: float, fps: float,
     pieces: list[tuple[float, str]] = []
     for index, shot in enumerate(path.shots):
         begin = -1e9 if index == 0 else shot.start - first_frame - half_frame
-        pts = [(t - first_frame, c) for t, c in _points(shot, scale)]
+        pts = [(t - first_frame, c) for t, c in shot.turning_points(scale, _TOLERANCE_PX)]
         pieces.append((begin, _num(pts[0][1])))
         for (t0, c0), (t1, c1) in zip(pts, pts[1:], strict=False):
             if t1 <= t0:

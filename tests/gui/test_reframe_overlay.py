@@ -299,3 +299,23 @@ def test_with_the_blurred_fill_the_preview_shows_what_that_export_renders(
     w.exports.choicesChanged.emit()
     _show(qtbot, w, 2.25)
     assert w.reframe.overlay.displayed_crop() is not None  # crop fill: the centre there
+
+
+def test_hold_the_crop_through_the_shot_keeps_it_still_and_undo_lets_it_follow(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    clip = Clip(0.0, 4.0, "the walk", "reels")
+    w = _window_with(qtbot, make_window, tmp_path / "walk.mp4", "moving", 4.0, clip)
+    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+        w.clips_panel.select_id(clip.id)
+    following = w.reframe.path
+    assert following.crop_at(3.5).x - following.crop_at(0.5).x > 100  # it follows her
+    _show(qtbot, w, 2.0)
+    here = w.reframe.path.crop_at(w.player.position).x
+    actions = {a.text(): a for a in w.actions()}
+    actions["Hold the Crop Through This Shot"].trigger()
+    held = w.reframe.path
+    assert 3 <= len(w.doc.clip(clip.id).pins) <= 20  # the ends and the turns between
+    assert all(abs(held.crop_at(t).x - here) <= 2 for t in (0.0, 0.5, 2.0, 3.5, 3.95))
+    w.undo_stack.undo()
+    assert not w.doc.clip(clip.id).pins
+    assert w.reframe.path.crop_at(3.5) == following.crop_at(3.5)

@@ -289,6 +289,29 @@ class ReframeController(QObject):
         self.stack.push(undo.ChangeClip(self.doc, clip.with_pins(pins), "Pin the crop"))
 
     @Slot()
+    def hold_shot(self) -> None:
+        """Keep the crop where it is now for the whole shot on screen (within the clip), in
+        place of the pins inside it: a pin at the shot's first and last frame and at each turn
+        of the automatic path between (pins correct that path linearly between them, so the
+        crop then stands still)."""
+        clip, path, t = self.clip(), self.path, self.player.position
+        analysis = self._analyses.get(self.key(clip)) if clip is not None else None
+        if clip is None or path is None or analysis is None or not self.draggable \
+                or not clip.start <= t < clip.end:
+            self.notifier.transient("Show a frame of a reframed clip first.", 4000)
+            return
+        shot, rect = path.shot_at(t), path.crop_at(t)
+        first = max(shot.start, clip.start)
+        last = max(first, min(shot.end, clip.end) - 1.0 / self.doc.fps)
+        frame = path.frame_w if path.axis == "x" else path.frame_h
+        turns = analysis.path().shot_at(t).turning_points(frame, 0.5)
+        times = {first, t, last, *(when for when, _ in turns if first < when < last)}
+        held = [Pin.from_json(path.pin_at(when, rect.x, rect.y).to_json())
+                for when in sorted(times)]
+        pins = [p for p in clip.pins if not first <= p.t <= last + 0.5 / self.doc.fps] + held
+        self.stack.push(undo.ChangeClip(self.doc, clip.with_pins(pins), "Hold the crop"))
+
+    @Slot()
     def remove_pin_here(self) -> None:
         clip, t = self.clip(), self.player.position
         if clip is None:
@@ -349,6 +372,8 @@ class ReframeController(QObject):
         menu = QMenu(self.clips)
         here = menu.addAction("Remove Pin at This Frame", self.remove_pin_here)
         here.setEnabled(any(self._same_frame(p.t, self.player.position) for p in clip.pins))
+        hold = menu.addAction("Hold the Crop Through This Shot", self.hold_shot)
+        hold.setEnabled(self.draggable)
         clear = menu.addAction(f"Clear All Pins ({len(clip.pins)})", self.clear_pins)
         clear.setEnabled(bool(clip.pins))
         menu.addSeparator()
