@@ -111,7 +111,7 @@ def _run(cmd: list[str], duration: float, on_progress: Callable[[float], None] |
     try:
         while True:
             if cancel is not None and cancel.is_set():
-                _stop(proc)
+                stop_process(proc)
                 raise Cancelled("export cancelled")
             try:
                 proc.wait(timeout=_POLL_S)
@@ -126,7 +126,7 @@ def _run(cmd: list[str], duration: float, on_progress: Callable[[float], None] |
             if done:
                 break
     except BaseException:
-        _stop(proc)
+        stop_process(proc)
         raise
     finally:
         for t in readers:
@@ -143,10 +143,14 @@ def _run(cmd: list[str], duration: float, on_progress: Callable[[float], None] |
         on_progress(1.0)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Terminate, then kill if FFmpeg does not exit within 5 s."""
+def stop_process(proc: subprocess.Popen[bytes], *, unblock_stdout: bool = False) -> None:
+    """Terminate, then kill if FFmpeg does not exit within 5 s. `unblock_stdout`: FFmpeg may be
+    blocked writing frames nobody will read; closing the pipe ends that write, so it sees the
+    terminate at once (else the kill after 5 s would be what stops it)."""
     if proc.poll() is not None:
         return
+    if unblock_stdout and proc.stdout is not None:
+        proc.stdout.close()
     proc.terminate()
     try:
         proc.wait(timeout=5)

@@ -31,7 +31,7 @@ from marlin_desk.core.errors import BadInput, Cancelled
 from marlin_desk.core.reframe import ReframeSettings
 from marlin_desk.media import face_detector, motion_subject
 from marlin_desk.media.export_keyframes import keyframe_at_or_before, seek_arg
-from marlin_desk.media.export_run import CancelToken, plain_error, read_lines
+from marlin_desk.media.export_run import CancelToken, plain_error, read_lines, stop_process
 from marlin_desk.media.face_detector import FaceBox
 from marlin_desk.media.ffmpeg_bin import FFmpegBinary, find_ffmpeg
 from marlin_desk.media.probe import VideoInfo
@@ -295,7 +295,7 @@ def _run(args: list[str], dw: int, dh: int, expected: float, min_confidence: flo
                 on_progress(min(0.99, len(found) / expected))
         proc.wait()
     except BaseException:
-        _stop(proc)
+        stop_process(proc, unblock_stdout=True)
         raise
     finally:
         reader.join(timeout=5)
@@ -318,18 +318,3 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is not None:
-        return
-    # FFmpeg may be blocked writing a frame we will not read: closing the pipe ends the write,
-    # so it sees the terminate at once (else the kill after 5 s would be what stops it).
-    if proc.stdout is not None:
-        proc.stdout.close()
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()

@@ -60,18 +60,3 @@ def talking(tmp_path_factory: pytest.TempPathFactory) -> Talking:
                     "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-g", "50",
                     "-c:a", "aac", "-ac", "1", str(video)], check=True)
     return Talking(video, transcribe(wav))
-
-
-@pytest.fixture()
-def out_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture()
-def ffprobe() -> str:
-    exe = shutil.which("ffprobe")
-    if not exe:
-        pytest.skip("ffprobe is not installed")
-    return exe

@@ -7,7 +7,6 @@ on two cores; the presets still encode at their full 1080p sizes.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import astuple, dataclass
@@ -87,18 +86,3 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Videos]:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture()
-def out_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture()
-def ffprobe() -> str:
-    exe = shutil.which("ffprobe")
-    if not exe:
-        pytest.skip("ffprobe is not installed (the bundled FFmpeg has none)")
-    return exe

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QStyledItemDelegate,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -24,7 +23,7 @@ from PySide6.QtWidgets import (
 from marlin_desk.core.reframe import REFRAME_LABELS, REFRAME_MODES
 from marlin_desk.gui import timefmt
 from marlin_desk.gui.document import Document
-from marlin_desk.gui.panels.doc_table import DocumentTable, Index
+from marlin_desk.gui.panels.doc_table import DocumentTable, Index, row_table
 from marlin_desk.gui.panels.export_progress import ExportProgress
 from marlin_desk.gui.timefmt import column_width, count, fmt_time, parse_time
 from marlin_desk.media.presets import PRESETS, get_preset
@@ -197,13 +196,7 @@ class ClipsPanel(QWidget):
         super().__init__(parent)
         self.doc = doc
         self.model = ClipsModel(doc)
-        self.table = QTableView(self)
-        self.table.setModel(self.model)
-        self.table.setAccessibleName("Clip bin")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table = row_table(self.model, "Clip bin", self)
         presets = [(name, preset_label(name)) for name in preset_names()]
         self.table.setItemDelegateForColumn(4, ChoiceDelegate(presets, self.table))
         self.table.setItemDelegateForColumn(REFRAME_COLUMN,

@@ -1,12 +1,13 @@
 """The part every document-backed table model shares: rows from one of the document's lists,
 fixed column titles, a reset whenever that list changes, and a repaint when the time display
-(seconds or timecode) changes."""
+(seconds or timecode) changes; and the view the panels show them in (`row_table`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Slot
+from PySide6.QtWidgets import QAbstractItemView, QTableView, QWidget
 
 from marlin_desk.gui import timefmt
 
@@ -47,3 +48,15 @@ class DocumentTable(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return self.columns[section]
         return None
+
+
+def row_table(model: QAbstractTableModel, name: str, parent: QWidget) -> QTableView:
+    """A table of whole rows (several can be selected), compact, without row numbers."""
+    table = QTableView(parent)
+    table.setModel(model)
+    table.setAccessibleName(name)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+    table.verticalHeader().setVisible(False)
+    table.verticalHeader().setDefaultSectionSize(22)
+    return table

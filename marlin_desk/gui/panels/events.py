@@ -7,19 +7,17 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from marlin_desk.core.timeline import Event
 from marlin_desk.gui.document import Document
-from marlin_desk.gui.panels.doc_table import DocumentTable, Index
+from marlin_desk.gui.panels.doc_table import DocumentTable, Index, row_table
 from marlin_desk.gui.timefmt import column_width, count, fmt_time, parse_time
 
 COLUMNS = ("Start", "End", "Description")
@@ -81,14 +79,8 @@ class EventsPanel(QWidget):
     def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = EventsModel(doc)
-        self.table = QTableView(self)
-        self.table.setModel(self.model)
-        self.table.setAccessibleName("Events")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table = row_table(self.model, "Events", self)
         self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setColumnWidth(0, column_width(self.table))  # timecode fits

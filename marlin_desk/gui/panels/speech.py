@@ -8,18 +8,16 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from marlin_desk.gui.document import Document
-from marlin_desk.gui.panels.doc_table import DocumentTable, Index
+from marlin_desk.gui.panels.doc_table import DocumentTable, Index, row_table
 from marlin_desk.gui.timefmt import column_width, count, fmt_time
 
 COLUMNS = ("Start", "End", "Said")
@@ -55,13 +53,7 @@ class SpeechPanel(QWidget):
         super().__init__(parent)
         self.doc = doc
         self.model = SpeechModel(doc)
-        self.table = QTableView(self)
-        self.table.setModel(self.model)
-        self.table.setAccessibleName("What is said")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table = row_table(self.model, "What is said", self)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         for col in (0, 1):
             self.table.setColumnWidth(col, column_width(self.table))
