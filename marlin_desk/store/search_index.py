@@ -29,7 +29,7 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,29 +148,27 @@ def create_and_fill(conn: sqlite3.Connection) -> int:
     conn.execute(sql.CREATE_SEARCH_FTS)
     if not conn.execute(sql.HAS_TRANSCRIPTS).fetchone()[0]:
         return 0
-    done = 0
-    for key, fp, idx, text in conn.execute(sql.SELECT_ALL_WINDOWS).fetchall():
-        try:
-            doc = json.loads(text)
-            window_rows(doc)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            log.info("search index: window %d of %s not indexed: %s", idx, key[:12], exc)
-            continue
-        _insert(conn, key, fp, idx, doc)
-        done += 1
-    chunks = 0
-    for key, fp, idx, text in conn.execute(sql.SELECT_ALL_CHUNKS).fetchall():
-        try:
-            doc = json.loads(text)
-            speech_rows(doc)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            log.info("search index: chunk %d of %s not indexed: %s", idx, key[:12], exc)
-            continue
-        _insert_speech(conn, key, fp, idx, doc)
-        chunks += 1
+    done = _index_stored(conn, sql.SELECT_ALL_WINDOWS, "window", window_rows, _insert)
+    chunks = _index_stored(conn, sql.SELECT_ALL_CHUNKS, "chunk", speech_rows, _insert_speech)
     if chunks:
         log.info("search index: %d transcript chunks indexed", chunks)
     conn.execute(sql.SEARCH_STATE_SET, (STALE, "0"))
+    return done
+
+
+def _index_stored(conn: sqlite3.Connection, select: str, what: str,
+                  rows_of: Callable[[Any], Any], insert: Callable[..., None]) -> int:
+    """Index each stored (key, fingerprint, index, JSON) row `select` gives; how many were."""
+    done = 0
+    for key, fp, idx, text in conn.execute(select).fetchall():
+        try:
+            doc = json.loads(text)
+            rows_of(doc)  # what would be indexed: a stored document that no longer fits fails
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.info("search index: %s %d of %s not indexed: %s", what, idx, key[:12], exc)
+            continue
+        insert(conn, key, fp, idx, doc)
+        done += 1
     return done
 
 
