@@ -84,11 +84,15 @@ class ReframeSettings:
 class Pin:
     """The editor's keyframe: the crop's centre at video time `t`, as fractions of the upright
     source frame. Only the coordinate along which the crop moves matters (x for a vertical crop
-    of landscape footage, y for a landscape crop of portrait footage); the other is kept as 0.5."""
+    of landscape footage, y for a landscape crop of portrait footage); the other is kept as 0.5.
+
+    A held pin (`until` set) keeps the crop at that place from `t` to `until` (Hold the Crop
+    Through This Shot): one keyframe for the span instead of one at each turn of the path."""
 
     t: float
     x: float = 0.5
     y: float = 0.5
+    until: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.t) and self.t >= 0):
@@ -96,13 +100,30 @@ class Pin:
         for v in (self.x, self.y):
             if not (math.isfinite(v) and 0.0 <= v <= 1.0):
                 raise ValueError(f"pin position {v!r} must be a fraction of the frame (0..1)")
+        if self.until is not None and not (math.isfinite(self.until) and self.until > self.t):
+            raise ValueError(f"a held pin must end after it starts (at {self.t!r}, "
+                             f"until {self.until!r})")
+
+    @property
+    def end(self) -> float:
+        """The last time this pin holds the crop (its own time for a plain pin)."""
+        return self.t if self.until is None else self.until
+
+    def covers(self, t: float, tolerance: float = 0.0) -> bool:
+        """Whether the crop at time t is this pin's (within `tolerance` seconds of its span)."""
+        return self.t - tolerance <= t <= self.end + tolerance
 
     def to_json(self) -> dict[str, float]:
-        return {"t": round(self.t, 6), "x": round(self.x, 6), "y": round(self.y, 6)}
+        d = {"t": round(self.t, 6), "x": round(self.x, 6), "y": round(self.y, 6)}
+        if self.until is not None:
+            d["until"] = round(self.until, 6)
+        return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Pin:
-        return cls(float(d["t"]), float(d.get("x", 0.5)), float(d.get("y", 0.5)))
+        until = d.get("until")
+        return cls(float(d["t"]), float(d.get("x", 0.5)), float(d.get("y", 0.5)),
+                   None if until is None else float(until))
 
 
 def check_mode(mode: str) -> ReframeMode:
@@ -113,8 +134,14 @@ def check_mode(mode: str) -> ReframeMode:
 
 
 def sorted_pins(pins: tuple[Pin, ...] | list[Pin]) -> tuple[Pin, ...]:
-    """Pins in time order, one per time (a later pin at the same time replaces an earlier)."""
+    """Pins in time order, one per time (a later pin at the same time replaces an earlier);
+    pins that fall inside a held pin's span are dropped (the hold decides the crop there)."""
     by_time: dict[float, Pin] = {}
     for pin in pins:
         by_time[round(pin.t, 6)] = pin
-    return tuple(by_time[t] for t in sorted(by_time))
+    kept: list[Pin] = []
+    for pin in (by_time[t] for t in sorted(by_time)):
+        if kept and kept[-1].until is not None and pin.t <= kept[-1].until:
+            continue  # inside the hold before it
+        kept.append(pin)
+    return tuple(kept)

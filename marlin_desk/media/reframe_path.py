@@ -19,6 +19,7 @@ Per shot (the path never pans across a cut; it jumps there):
 4. pins (the editor's keyframes): the path passes exactly through each pin; between two pins of
    one shot the correction (pin minus automatic path) is interpolated, and before the first and
    after the last pin of a shot it returns to the automatic path no faster than `max_speed`.
+   A held pin is a pin at both ends of its span with the crop standing still between.
 Positions are crop centres as fractions of the frame along the axis the crop can move (x for a
 vertical crop of landscape footage, y for the opposite), kept where the crop stays inside the
 frame.
@@ -354,15 +355,23 @@ def _pinned(times: list[float], centres: list[float], pins: list[Pin], axis: Axi
             hi: float) -> tuple[list[float], list[float]]:
     """The automatic path with the pins' corrections added (see the module docstring)."""
     auto = ShotPath(start, end, tuple(times), tuple(centres), True)
-    pin_t = [p.t for p in pins]
-    offsets = [min(hi, max(lo, p.x if axis == "x" else p.y)) - auto.centre_at(p.t)
-               for p in pins]
+    points: list[tuple[float, float]] = []  # (time, centre) the path passes through
+    holds: list[tuple[float, float]] = []  # spans in which it stands still
+    for p in pins:
+        value = min(hi, max(lo, p.x if axis == "x" else p.y))
+        points.append((p.t, value))
+        if p.until is not None and min(p.until, end) > p.t:
+            points.append((min(p.until, end), value))
+            holds.append((p.t, min(p.until, end)))
+    pin_t = [t for t, _ in points]
+    offsets = [value - auto.centre_at(t) for t, value in points]
     lead = abs(offsets[0]) / speed
     trail = abs(offsets[-1]) / speed
     grid = set(times) | set(pin_t)
     grid.add(max(start, pin_t[0] - lead))
     grid.add(min(end, pin_t[-1] + trail))
-    grid_t = sorted(grid)
+    # inside a hold only its ends: the line between two equal centres stands still
+    grid_t = sorted(t for t in grid if not any(a < t < b for a, b in holds))
 
     def offset_at(t: float) -> float:
         if t <= pin_t[0]:

@@ -137,7 +137,7 @@ def test_the_crop_follows_the_face_a_drag_pins_it_and_the_export_renders_the_pin
     assert saved.clips[0].pins == pinned.pins
     doc = w.project.current().to_json()
     assert doc["clips"][0]["pins"] == [pinned.pins[0].to_json()]
-    assert w.timeline.data.pins == [(pinned.pins[0].t, 0)]  # a diamond on the clip's lane
+    assert w.timeline.data.pins == [(pinned.pins[0].t,) * 2 + (0,)]  # a diamond on its lane
 
     w.undo_stack.undo()  # the pin goes and the path re-smooths back to the automatic one
     assert w.doc.clip(clip.id).pins == () and w.timeline.data.pins == []
@@ -314,8 +314,21 @@ def test_hold_the_crop_through_the_shot_keeps_it_still_and_undo_lets_it_follow(
     actions = {a.text(): a for a in w.actions()}
     actions["Hold the Crop Through This Shot"].trigger()
     held = w.reframe.path
-    assert 3 <= len(w.doc.clip(clip.id).pins) <= 20  # the ends and the turns between
+    (pin,) = w.doc.clip(clip.id).pins  # one held pin for the shot, not one per turn
+    assert pin.t == 0.0 and pin.until == pytest.approx(4.0 - 1 / w.doc.fps, abs=1e-6)
+    assert w.timeline.data.pins == [(pin.t, pin.until, 0)]  # drawn as one bar
     assert all(abs(held.crop_at(t).x - here) <= 2 for t in (0.0, 0.5, 2.0, 3.5, 3.95))
+    _show(qtbot, w, 3.0)  # dragging inside the span moves the whole hold
+    there = 0 if here >= 100 else held.frame_w - held.crop_w
+    w.reframe.pin_here(there, 0)
+    (moved,) = w.doc.clip(clip.id).pins
+    assert (moved.t, moved.until) == (pin.t, pin.until)
+    assert all(abs(w.reframe.path.crop_at(t).x - there) <= 2 for t in (0.5, 2.0, 3.5))
+    w.undo_stack.undo()
+    w.reframe.remove_pin_here()  # at 3.0 s, inside the span: releases the hold
+    assert not w.doc.clip(clip.id).pins
+    assert w.reframe.path.crop_at(3.5) == following.crop_at(3.5)
+    w.undo_stack.undo()
     w.undo_stack.undo()
     assert not w.doc.clip(clip.id).pins
     assert w.reframe.path.crop_at(3.5) == following.crop_at(3.5)

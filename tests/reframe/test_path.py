@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from marlin_desk.core.reframe import Pin, ReframeSettings
+from marlin_desk.core.reframe import Pin, ReframeSettings, sorted_pins
 from marlin_desk.media.face_detector import FaceBox
 from marlin_desk.media.reframe_detect import Sample, SpanDetections
 from marlin_desk.media.reframe_path import CropPath, compute_path, crop_size
@@ -117,6 +117,28 @@ def test_pins_are_passed_exactly_and_the_path_returns_at_the_speed_limit() -> No
     two = compute_path(det, 1080, 1920, settings, [Pin(4.0, x=0.6), Pin(6.0, x=0.6)])
     assert all(two.centre_at(4 + i / 10) == pytest.approx(0.6, abs=1e-6) for i in range(21))
     assert two.pins == (Pin(4.0, x=0.6), Pin(6.0, x=0.6))
+
+
+def test_a_held_pin_keeps_the_crop_still_over_its_span_and_in_the_project_file() -> None:
+    settings = ReframeSettings(max_speed=0.25)
+    walk = [0.2 + 0.6 * i / 49 for i in range(50)]  # 10 s, the subject crossing the frame
+    det = _det(walk)
+    follows = compute_path(det, 1080, 1920, settings)
+    assert follows.centre_at(7.0) - follows.centre_at(3.0) > 0.2
+    held = Pin(3.0, x=0.4, until=7.0)
+    path = compute_path(det, 1080, 1920, settings, [held])
+    assert all(path.centre_at(3 + i / 10) == pytest.approx(0.4, abs=1e-9) for i in range(41))
+    assert len(path.shot_at(5.0).times) < len(follows.shot_at(5.0).times)  # no points inside
+    values = _centres(path)  # the correction comes and goes at the limit, over the walk's 0.06/s
+    assert max(abs(b - a) / 0.04 for a, b in zip(values, values[1:], strict=False)) <= 0.25 + 0.07
+    assert path.centre_at(0.2) == pytest.approx(follows.centre_at(0.2), abs=1e-6)
+    # pins inside the span give way to it; the file keeps the span
+    assert sorted_pins([Pin(5.0, x=0.9), held, Pin(8.0, x=0.9)]) == (held, Pin(8.0, x=0.9))
+    assert Pin.from_json(held.to_json()) == held and "until" not in Pin(1.0).to_json()
+    with pytest.raises(ValueError, match="end after it starts"):
+        Pin(3.0, until=3.0)
+    back = CropPath.from_json(path.to_json())
+    assert back.pins == (held,) and back.centre_at(5.0) == pytest.approx(0.4, abs=1e-6)
 
 
 def test_pin_at_turns_a_dragged_rectangle_into_a_pin_that_puts_it_there() -> None:

@@ -26,7 +26,8 @@ class Navigation(QObject):
         own = [c for c in self.doc.clips if c.video_of(self.doc.video) == self.doc.video]
         for item in (*self.doc.events, *own):  # another video's clips are not on this one
             points.update((item.start, item.end))
-        points.update(p.t for c in own for p in c.pins if c.start <= p.t <= c.end)
+        points.update(t for c in own for p in c.pins for t in (p.t, p.end)
+                      if c.start <= t <= c.end)
         points.update(t for t in (self.doc.mark_in, self.doc.mark_out) if t is not None)
         if self.doc.duration > 0:
             points.add(self.doc.duration)

@@ -183,7 +183,7 @@ class ReframeController(QObject):
                                    r.h / path.frame_h))
         self.overlay.show_crop(path.frame_w, path.frame_h, r.x, r.y, r.w, r.h,
                                path.axis if self.draggable else None,
-                               pinned=any(self._same_frame(p.t, t) for p in clip.pins))
+                               pinned=self._pin_covering(clip, t) is not None)
 
     def _clear(self) -> None:
         self.overlay.clear()
@@ -191,6 +191,10 @@ class ReframeController(QObject):
 
     def _same_frame(self, a: float, b: float) -> bool:
         return abs(a - b) < 0.5 / self.doc.fps
+
+    def _pin_covering(self, clip: Clip, t: float) -> Pin | None:
+        """The pin at this frame, or the held pin whose span this frame is in."""
+        return next((p for p in clip.pins if p.covers(t, 0.5 / self.doc.fps)), None)
 
     # -- the analysis worker -------------------------------------------------------------------
     def _start(self, key: Key, clip: Clip) -> None:
@@ -278,49 +282,54 @@ class ReframeController(QObject):
     @Slot(int, int)
     def pin_here(self, x: int, y: int) -> None:
         """The editor dropped the crop with its top-left at (x, y) frame pixels: a pin at the
-        frame on screen (one at the same frame is replaced)."""
+        frame on screen (one at the same frame is replaced; in a held span the hold moves)."""
         clip, path, t = self.clip(), self.path, self.player.position
         if clip is None or path is None or not self.draggable or not clip.start <= t < clip.end:
             self._draw(t)
             return
+        held = self._pin_covering(clip, t)
         # rounded as the project file writes it: a reopened project has this very pin
         pin = Pin.from_json(path.pin_at(t, x, y).to_json())
-        pins = [p for p in clip.pins if not self._same_frame(p.t, t)] + [pin]
-        self.stack.push(undo.ChangeClip(self.doc, clip.with_pins(pins), "Pin the crop"))
+        if held is not None and held.until is not None:
+            pin = Pin(held.t, pin.x, pin.y, held.until)
+        pins = [p for p in clip.pins if p is not held and not self._same_frame(p.t, t)]
+        self.stack.push(undo.ChangeClip(self.doc, clip.with_pins([*pins, pin]),
+                                        "Move the held crop" if pin.until else "Pin the crop"))
 
     @Slot()
     def hold_shot(self) -> None:
         """Keep the crop where it is now for the whole shot on screen (within the clip), in
-        place of the pins inside it: a pin at the shot's first and last frame and at each turn
-        of the automatic path between (pins correct that path linearly between them, so the
-        crop then stands still)."""
+        place of the pins inside it: one held pin from the shot's first to its last frame."""
         clip, path, t = self.clip(), self.path, self.player.position
-        analysis = self._analyses.get(self.key(clip)) if clip is not None else None
-        if clip is None or path is None or analysis is None or not self.draggable \
-                or not clip.start <= t < clip.end:
+        if clip is None or path is None or not self.draggable or not clip.start <= t < clip.end:
             self.notifier.transient("Show a frame of a reframed clip first.", 4000)
             return
         shot, rect = path.shot_at(t), path.crop_at(t)
         first = max(shot.start, clip.start)
         last = max(first, min(shot.end, clip.end) - 1.0 / self.doc.fps)
-        frame = path.frame_w if path.axis == "x" else path.frame_h
-        turns = analysis.path().shot_at(t).turning_points(frame, 0.5)
-        times = {first, t, last, *(when for when, _ in turns if first < when < last)}
-        held = [Pin.from_json(path.pin_at(when, rect.x, rect.y).to_json())
-                for when in sorted(times)]
-        pins = [p for p in clip.pins if not first <= p.t <= last + 0.5 / self.doc.fps] + held
+        if last <= first:
+            self.notifier.transient("This shot is one frame long: drag the crop instead.", 4000)
+            return
+        here = path.pin_at(t, rect.x, rect.y)
+        held = Pin.from_json(Pin(first, here.x, here.y, last).to_json())
+        slack = 0.5 / self.doc.fps
+        pins = [p for p in clip.pins if p.end < first - slack or p.t > last + slack] + [held]
         self.stack.push(undo.ChangeClip(self.doc, clip.with_pins(pins), "Hold the crop"))
 
     @Slot()
     def remove_pin_here(self) -> None:
+        """Remove the pin at the frame on screen, or the hold this frame is in."""
         clip, t = self.clip(), self.player.position
         if clip is None:
             return
-        pins = [p for p in clip.pins if not self._same_frame(p.t, t)]
-        if len(pins) == len(clip.pins):
+        here = self._pin_covering(clip, t)
+        if here is None:
             self.notifier.transient("No pin at this frame.", 4000)
             return
-        self.stack.push(undo.ChangeClip(self.doc, clip.with_pins(pins), "Remove crop pin"))
+        pins = [p for p in clip.pins if p is not here]
+        self.stack.push(undo.ChangeClip(self.doc, clip.with_pins(pins),
+                                        "Release the held crop" if here.until
+                                        else "Remove crop pin"))
 
     @Slot()
     def clear_pins(self) -> None:
@@ -370,8 +379,11 @@ class ReframeController(QObject):
         if clip is None:
             return
         menu = QMenu(self.clips)
-        here = menu.addAction("Remove Pin at This Frame", self.remove_pin_here)
-        here.setEnabled(any(self._same_frame(p.t, self.player.position) for p in clip.pins))
+        covering = self._pin_covering(clip, self.player.position)
+        text = "Release the Held Crop" if covering and covering.until else \
+            "Remove Pin at This Frame"
+        here = menu.addAction(text, self.remove_pin_here)
+        here.setEnabled(covering is not None)
         hold = menu.addAction("Hold the Crop Through This Shot", self.hold_shot)
         hold.setEnabled(self.draggable)
         clear = menu.addAction(f"Clear All Pins ({len(clip.pins)})", self.clear_pins)

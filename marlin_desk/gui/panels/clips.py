@@ -104,7 +104,10 @@ class ClipsModel(DocumentTable):
         if role == Qt.ItemDataRole.ToolTipRole:
             if not applies:
                 return "the preset keeps the source's aspect: nothing to reframe"
-            pins = f", {count(len(c.pins), 'pin')}" if c.pins else ""
+            held = sum(p.until is not None for p in c.pins)
+            pins = ", ".join(([count(len(c.pins) - held, "pin")] if len(c.pins) > held else [])
+                             + ([count(held, "held shot")] if held else []))
+            pins = f", {pins}" if pins else ""
             label = REFRAME_LABELS[mode] if mode else "the preset's default"
             return f"reframing: {label}{pins}"
         return None

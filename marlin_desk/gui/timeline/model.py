@@ -77,7 +77,8 @@ class TimelineData:
         self.wave: Any = None  # numpy peaks 0..1
         self.wave_step = 0.02  # seconds per peak
         self.shots: list[float] = []  # shot changes (video time), drawn as ticks
-        self.pins: list[tuple[float, int]] = []  # the clips' reframing pins: (time, clip row)
+        # the clips' reframing pins: (time, end, clip row); end > time for a held crop
+        self.pins: list[tuple[float, float, int]] = []
 
     def set_events(self, events: list[Event]) -> None:
         self.events = Lane([Item(e.start, e.end, e.description, i)
@@ -98,7 +99,7 @@ class TimelineData:
                           pack=True)
         rows = {i.ref: i.row for i in self.clips.items}
         # a pin a trim left outside its clip does nothing (the path ignores it): not drawn
-        self.pins = sorted((p.t, rows[c.id]) for c in clips for p in c.pins
+        self.pins = sorted((p.t, min(p.end, c.end), rows[c.id]) for c in clips for p in c.pins
                            if c.start <= p.t <= c.end)
 
     def set_words(self, words: list[Any]) -> None:

@@ -438,12 +438,20 @@ class TimelineWidget(QWidget):
             p.drawLine(QPointF(x, RULER_H / 2), QPointF(x, RULER_H + FILM_H))
 
     def _paint_pins(self, p: QPainter, top: float, row_h: float, t0: float, t1: float) -> None:
-        """The clips' reframing pins: a small diamond on the clip at each pinned frame."""
+        """The clips' reframing pins: a small diamond on the clip at each pinned frame; a held
+        crop a diamond at each end of its span with a bar between."""
+        colour = QColor(colours().text)
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(QColor(colours().text))
-        for t, row in self.data.pins:
-            if t0 <= t <= t1:
-                x, y = self.x_of(t), top + row * row_h + row_h / 2
+        p.setBrush(colour)
+        for t, end, row in self.data.pins:
+            if end < t0 or t > t1:
+                continue
+            y = top + row * row_h + row_h / 2
+            if end > t:
+                p.fillRect(QRectF(self.x_of(t), y - 1.5, self.x_of(end) - self.x_of(t), 3),
+                           colour)
+            for when in {t, end}:
+                x = self.x_of(when)
                 p.drawPolygon(QPolygonF([QPointF(x, y - 4), QPointF(x + 4, y),
                                          QPointF(x, y + 4), QPointF(x - 4, y)]))
 
