@@ -18,7 +18,9 @@ Per shot (the path never pans across a cut; it jumps there):
 3. a centred average of three samples eases the starts and ends of pans.
 4. pins (the editor's keyframes): the path passes exactly through each pin; between two pins of
    one shot the correction (pin minus automatic path) is interpolated, and before the first and
-   after the last pin of a shot it returns to the automatic path no faster than `max_speed`.
+   after the last pin of a shot it returns to the automatic path no faster than `max_speed`
+   (the crop itself, not only the correction: on a moving subject it pans at the limit until
+   the two meet).
    A held pin is a pin at both ends of its span with the crop standing still between.
 Positions are crop centres as fractions of the frame along the axis the crop can move (x for a
 vertical crop of landscape footage, y for the opposite), kept where the crop stays inside the
@@ -365,21 +367,53 @@ def _pinned(times: list[float], centres: list[float], pins: list[Pin], axis: Axi
             holds.append((p.t, min(p.until, end)))
     pin_t = [t for t, _ in points]
     offsets = [value - auto.centre_at(t) for t, value in points]
-    lead = abs(offsets[0]) / speed
-    trail = abs(offsets[-1]) / speed
-    grid = set(times) | set(pin_t)
-    grid.add(max(start, pin_t[0] - lead))
-    grid.add(min(end, pin_t[-1] + trail))
-    # inside a hold only its ends: the line between two equal centres stands still
-    grid_t = sorted(t for t in grid if not any(a < t < b for a, b in holds))
+    first, last = pin_t[0], pin_t[-1]
 
-    def offset_at(t: float) -> float:
-        if t <= pin_t[0]:
-            return offsets[0] * max(0.0, 1.0 - (pin_t[0] - t) / lead) if lead > 0 else 0.0
-        if t >= pin_t[-1]:
-            return offsets[-1] * max(0.0, 1.0 - (t - pin_t[-1]) / trail) if trail > 0 else 0.0
-        i = bisect.bisect_right(pin_t, t)
+    def offset_between(t: float) -> float:
+        i = min(bisect.bisect_right(pin_t, t), len(pin_t) - 1)
         t0, t1 = pin_t[i - 1], pin_t[i]
         return offsets[i - 1] + (offsets[i] - offsets[i - 1]) * (t - t0) / (t1 - t0)
 
-    return grid_t, [auto.centre_at(t) + offset_at(t) for t in grid_t]
+    # inside a hold only its ends: the line between two equal centres stands still
+    middle = sorted({t for t in times if first < t < last} | set(pin_t))
+    middle = [t for t in middle if not any(a < t < b for a, b in holds)]
+    path = [(t, auto.centre_at(t) + offset_between(t)) if first < t < last else
+            points[pin_t.index(t)] for t in middle]
+    before = _chase(auto, sorted({t for t in times if t < first} | {start} - {first},
+                                 reverse=True), first, points[0][1], speed)
+    after = _chase(auto, sorted({t for t in times if t > last} | {end} - {last}), last,
+                   points[-1][1], speed)
+    joined = [*reversed(before), *path, *after]
+    return [t for t, _ in joined], [c for _, c in joined]
+
+
+def _chase(auto: ShotPath, grid: list[float], t0: float, c0: float,
+           speed: float) -> list[tuple[float, float]]:
+    """The way back from a pin at (t0, c0) to the automatic path, along `grid` (times going
+    away from t0: forwards after the last pin, backwards before the first), moving no faster
+    than `speed` whatever the automatic path does, and on it from where the two meet."""
+    out: list[tuple[float, float]] = []
+    t_prev, c, a_prev = t0, c0, auto.centre_at(t0)
+    caught = c == a_prev
+    for t in grid:
+        a = auto.centre_at(t)
+        if caught:
+            out.append((t, a))
+            continue
+        dt = abs(t - t_prev)
+        gap = a_prev - c
+        direction = 1.0 if gap > 0 else -1.0
+        moved = c + direction * speed * dt
+        if (a - moved) * direction <= 0:  # they meet in this step: where, on the line between
+            closing = direction * speed - (a - a_prev) / dt
+            s = min(dt, max(0.0, gap / closing)) if closing else dt
+            if 0 < s < dt:
+                out.append((t_prev + s * (1 if t > t_prev else -1),
+                            a_prev + (a - a_prev) * s / dt))
+            out.append((t, a))
+            caught = True
+        else:
+            c = moved
+            out.append((t, c))
+        t_prev, a_prev = t, a
+    return out
