@@ -10,7 +10,7 @@ index gives now) ships neither the Haar cascades nor the HOG person detector, an
 `FaceDetectorYN` needs an ONNX file that no wheel we found carries.
 
 yuface has wheels for Linux and Windows, not macOS: there `available()` says why and reframing
-falls back to the centre crop, with that reason in the export report.
+follows what moves instead (media/motion_subject.py), with that reason in the export report.
 
 Boxes come back as fractions of the picture, so callers never see the detection size.
 """
