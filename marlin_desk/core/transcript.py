@@ -50,6 +50,25 @@ class Segment:
                    tuple(Word.from_json(w) for w in d.get("words", ())))
 
 
+# Words closer than this are one stretch of speech (a breath, not a turn).
+SPEECH_JOIN_S = 0.5
+
+
+def speech_spans(words: list[Word], start: float, end: float,
+                 join: float = SPEECH_JOIN_S) -> tuple[tuple[float, float], ...]:
+    """The stretches of [start, end] in which someone speaks: the words' spans, those less
+    than `join` seconds apart made one."""
+    spans: list[list[float]] = []
+    for w in sorted(words, key=lambda w: w.start):
+        if w.end < start or w.start > end:
+            continue
+        if spans and w.start - spans[-1][1] < join:
+            spans[-1][1] = max(spans[-1][1], w.end)
+        else:
+            spans.append([w.start, w.end])
+    return tuple((a, b) for a, b in spans)
+
+
 @dataclass(frozen=True)
 class Transcript:
     """A video's speech. Empty segments with a `note` when there is nothing to hear."""

@@ -82,6 +82,7 @@ def clip_path(video: str, info: VideoInfo, start: float, end: float, preset: Pre
     path = compute_path(det, preset.width, preset.height, settings, pins)
     first = det.first_frame if det.first_frame is not None else start
     report = {"mode": "auto", "applied": True, **path.summary(), "detector": det.detector,
+              "speech_from_transcript": det.speech is not None,
               "without_subject": "centre" if fill == "crop" else fill,
               "seconds": round(time.perf_counter() - began, 3)}
     return path, first, report

@@ -67,7 +67,10 @@ class Sample:
 class SpanDetections:
     """What the path is computed from: samples and cuts of [start, end] (video times) of a
     frame of frame_w x frame_h pixels (upright, square pixels, as the export's filters see it).
-    `note` says why no face was looked for (no detector on this machine), else None."""
+    `note` says why no face was looked for (no detector on this machine), else None.
+    `speech`: when the video's transcript is known, the stretches in which someone speaks
+    (core.transcript.speech_spans); None when it is not. Not cached with the detections: the
+    transcript has its own store and may come later."""
 
     start: float
     end: float
@@ -78,6 +81,7 @@ class SpanDetections:
     detector: str
     note: str | None = None
     first_frame: float | None = None  # video time of the span's first frame (the clip's t=0)
+    speech: tuple[tuple[float, float], ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "end": self.end, "first_frame": self.first_frame,
@@ -92,7 +96,9 @@ class SpanDetections:
             raise ValueError(f"{start:g}-{end:g} is not inside {self.start:g}-{self.end:g}")
         return SpanDetections(start, end, self.frame_w, self.frame_h,
                               tuple(s for s in self.samples if start <= s.t <= end),
-                              _inside(self.cuts, start, end), self.detector, self.note, first)
+                              _inside(self.cuts, start, end), self.detector, self.note, first,
+                              None if self.speech is None else
+                              tuple((a, b) for a, b in self.speech if b >= start and a <= end))
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> SpanDetections:

@@ -5,7 +5,8 @@ drag from the cached detections (workflows/reframe.py).
 
 Per shot (the path never pans across a cut; it jumps there):
 1. a target per sample: several faces kept together when they fit in the crop (`group_fill`),
-   else the one that speaks when that is clear (media/reframe_speaker), else the largest (a
+   else the one that speaks when that is clear (media/reframe_speaker; only while the
+   transcript, when there is one, says someone speaks), else the largest (a
    face nearly as large as the largest and nearer the last target wins, so two similar faces
    do not swap back and forth); a sample without a face holds the last
    target (the first one found, at the start of the shot). A shot in which no face is ever
@@ -232,16 +233,17 @@ def compute_path(det: SpanDetections, out_w: int, out_h: int,
             shots.append(ShotPath(a, b, (a,), (0.5,), seen))
             continue
         crop_frac = cw / det.frame_w if axis == "x" else ch / det.frame_h
-        shots.append(_shot(a, b, samples, shot_pins, axis, crop_frac, settings))
+        shots.append(_shot(a, b, samples, shot_pins, axis, crop_frac, settings, det.speech))
     return CropPath(det.frame_w, det.frame_h, cw, ch, axis, tuple(shots), pins, det.note)
 
 
 def _shot(start: float, end: float, samples: list[Sample], pins: list[Pin], axis: Axis,
-          crop_frac: float, settings: ReframeSettings) -> ShotPath:
+          crop_frac: float, settings: ReframeSettings,
+          speech: Sequence[tuple[float, float]] | None = None) -> ShotPath:
     half = crop_frac / 2
     lo, hi = half, 1.0 - half
     motion = not any(s.faces for s in samples)  # faces first; what moves only without any
-    targets = _targets(samples, axis, crop_frac, settings.group_fill, motion)
+    targets = _targets(samples, axis, crop_frac, settings.group_fill, motion, speech)
     subject = any(t is not None for t in targets)
     times = [s.t for s in samples]
     if not subject or not times:
@@ -258,10 +260,11 @@ def _shot(start: float, end: float, samples: list[Sample], pins: list[Pin], axis
 
 
 def _targets(samples: list[Sample], axis: Axis, crop_frac: float, group_fill: float,
-             motion: bool) -> list[float | None]:
+             motion: bool, speech: Sequence[tuple[float, float]] | None = None,
+             ) -> list[float | None]:
     out: list[float | None] = []
     last: float | None = None
-    speaking = speakers(samples, axis)
+    speaking = speakers(samples, axis, speech)
     for i, s in enumerate(samples):
         # The shot's first sample was compared with the frame before the cut: not motion.
         boxes = (s.moving,) if motion and i > 0 and s.moving is not None else s.faces

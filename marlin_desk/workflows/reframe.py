@@ -33,12 +33,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
 from marlin_desk.core.errors import BadInput
 from marlin_desk.core.reframe import Pin, ReframeSettings
+from marlin_desk.core.transcript import Transcript, speech_spans
 from marlin_desk.media.export_run import CancelToken
 from marlin_desk.media.presets import Fill, get_preset
 from marlin_desk.media.probe import VideoInfo, probe
@@ -55,6 +56,7 @@ from marlin_desk.media.shots import ShotSettings
 from marlin_desk.paths import cache_dir
 from marlin_desk.store.cache import AnalysisCache
 from marlin_desk.store.fingerprint import canonical_json, fingerprint
+from marlin_desk.store.transcripts import TranscriptStore
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,13 @@ class ClipReframing:
     settings: ReframeSettings
     cached: bool
     seconds: float
+
+    def hearing(self, transcript: Transcript | None) -> ClipReframing:
+        """This analysis with the stretches of speech of `transcript` (None: not known)."""
+        det = self.detections
+        speech = None if transcript is None else speech_spans(transcript.words, det.start,
+                                                              det.end)
+        return replace(self, detections=replace(det, speech=speech))
 
     def path(self, pins: Sequence[Pin] = ()) -> CropPath:
         """The automatic path with these pins (what `--reframe auto` renders)."""
@@ -174,12 +183,27 @@ class ReframeCache:
             if hit is not None:
                 if on_progress is not None:
                     on_progress(1.0)
-                return hit, True
+                return self._with_speech(hit, fp), True
         det = detect_span(video, info, start, end, settings, cuts=self._cached_cuts(fp),
                           cancel=cancel, on_progress=on_progress)
         if file is not None:  # the key names the detectors: a new one looks again
             _write(file, det)
-        return det, False
+        return self._with_speech(det, fp), False
+
+    def _with_speech(self, det: SpanDetections, fp: str) -> SpanDetections:
+        """The detections with the stretches of speech of the video's latest stored
+        transcript, when it has one (the speaker is then looked for only while someone is
+        heard)."""
+        if self.shots is None or not fp:
+            return det
+        try:
+            found = TranscriptStore(self.shots).latest(fp)
+        except Exception as exc:  # noqa: BLE001 - the store is an optimisation here
+            log.info("transcript look-up for reframing failed: %s", exc)
+            return det
+        if found is None:
+            return det
+        return replace(det, speech=speech_spans(found[1].words, det.start, det.end))
 
     def clear(self) -> int:
         """Remove every cached span; returns how many files went."""

@@ -2,17 +2,20 @@
 real speech (espeak-ng, Whisper tiny.en from its wheel); the transcript comes back when the
 video is opened again; clip edges snap to words; a sentence becomes a clip; the export writes
 speech subtitles and burns captions; the captions preview draws over the picture, inside the
-9:16 crop when one shows."""
+9:16 crop when one shows; once transcribed, the reframing crop takes a moving mouth for the
+speaker only while words are heard."""
 
 from __future__ import annotations
 
 import pysubs2
 import pytest
 
+from marlin_desk.core.project import Clip
 from marlin_desk.dev.speech import make_speech_video, normalise_words, word_error_rate
 from marlin_desk.gui import undo
 from marlin_desk.gui.worker_protocol import TranscribeResult
 from tests.gui.conftest import open_and_wait
+from tests.reframe.test_speaker import two_talking
 from tests.speech.conftest import needs_speech
 
 pytestmark = needs_speech
@@ -120,3 +123,25 @@ def test_the_library_queue_transcribes_and_search_finds_what_is_said(
     assert best.kind == "speech" and best.path.endswith("meeting.mp4")
     launch = next(x for x in talk.words if x.text == "launch")
     assert best.start == pytest.approx(launch.start, abs=0.5)
+
+
+def test_after_transcribing_the_crop_waits_for_words_before_following_a_mouth(
+        qtbot, make_window, tmp_path) -> None:
+    video, left, right = two_talking(tmp_path)
+    w = make_window()
+    open_and_wait(qtbot, w, video)
+    clip = Clip(0.0, 10.0, "the two of them", "reels")
+    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+        w.clips_panel.select_id(clip.id)
+
+    def on(face: float, t: float) -> bool:
+        r = w.reframe.path.crop_at(t)
+        return r.x <= face <= r.x + r.w
+
+    assert on(right, 3.0)  # no transcript: her moving mouth is taken for speech
+    with qtbot.waitSignal(w.engine.finished, timeout=120_000,
+                          check_params_cb=lambda _j, _r, res: isinstance(res, TranscribeResult)):
+        w.speech.transcribe()
+    qtbot.waitUntil(lambda: w.doc.transcript is not None and on(left, 3.0), timeout=10_000)
+    assert on(right, 8.0)  # heard from 4 s: then it is her

@@ -88,6 +88,7 @@ class ReframeController(QObject):
         player.view.fitted.connect(self.overlay.refit)
         player.positionChanged.connect(self._draw)
         doc.clipsChanged.connect(self._on_clips_changed)
+        doc.transcriptChanged.connect(self._on_transcript)
         clips.table.selectionModel().selectionChanged.connect(self._on_bin_selection)
         clips.clipActivated.connect(self.set_active)
         clips.model.reframeRequested.connect(self.set_clip_mode)
@@ -222,6 +223,16 @@ class ReframeController(QObject):
             self._stopping.append(self._worker)
             self._worker = None
 
+    @Slot()
+    def _on_transcript(self) -> None:
+        """What is said decides when a moving mouth is the speaker's: the analyses of this
+        video hear the new transcript, and the crop is recomputed."""
+        heard = self.doc.transcript
+        self._analyses = {k: a.hearing(heard) if k[0] == self.doc.video else a
+                          for k, a in self._analyses.items()}
+        self._latest = {c: a.hearing(heard) for c, a in self._latest.items()}
+        self.refresh()
+
     @Slot(float)
     def _on_progress(self, fraction: float) -> None:
         worker = self.sender()
@@ -234,6 +245,8 @@ class ReframeController(QObject):
         if not isinstance(worker, ReframeWorker) or worker.video != self.doc.video:
             return
         key = self._job_key(worker)
+        if self.doc.transcript is not None:  # what the editor sees in the Said lane
+            analysis = analysis.hearing(self.doc.transcript)
         self._analyses[key] = analysis
         log.info("reframing analysis of %s-%s: %.2f s%s", key[1], key[2], analysis.seconds,
                  " (cached)" if analysis.cached else "")
