@@ -82,3 +82,18 @@ def make_window(qtbot: Any, settings: Any, tmp_path: Path) -> Callable[..., Any]
 def open_and_wait(qtbot: Any, window: Any, path: Path | str) -> None:
     with qtbot.waitSignal(window.videoOpened, timeout=30_000):
         window.open_video(str(path))
+
+
+def open_with_clip(qtbot: Any, make_window: Any, video: Path, clip: Any, *,
+                   analysed: bool = False) -> Any:
+    """A new window on `video` with `clip` in its bin; `analysed`: the clip selected and its
+    reframing analysis in."""
+    from marlin_desk.gui import undo
+
+    w = make_window()
+    open_and_wait(qtbot, w, video)
+    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
+    if analysed:
+        with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
+            w.clips_panel.select_id(clip.id)
+    return w

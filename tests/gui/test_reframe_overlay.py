@@ -17,7 +17,7 @@ from marlin_desk.core.project import Clip
 from marlin_desk.dev.reframe_videos import locate_crop, make_reframe_video
 from marlin_desk.gui import undo
 from marlin_desk.media import face_detector
-from tests.gui.conftest import open_and_wait
+from tests.gui.conftest import open_and_wait, open_with_clip
 
 pytestmark = pytest.mark.skipif(face_detector.available() is not None,
                                 reason="no face detector wheel on this platform")
@@ -44,10 +44,7 @@ def _window_with(qtbot: Any, make_window: Any, video: Path, scenario: str, secon
                  clip: Clip) -> Any:
     """A window on a new scenario video, with `clip` in its bin."""
     make_reframe_video(video, scenario, size=SIZE, duration=seconds)
-    w = make_window()
-    open_and_wait(qtbot, w, video)
-    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
-    return w
+    return open_with_clip(qtbot, make_window, video, clip)
 
 
 def _show(qtbot: Any, w: Any, t: float) -> None:
@@ -265,12 +262,8 @@ def test_a_phone_file_stored_turned_gets_its_crop_on_the_upright_picture(
         qtbot: Any, make_window: Any, tmp_path: Path) -> None:
     video = tmp_path / "phone.mp4"
     truth = make_reframe_video(video, "two_shots", size=SIZE, duration=2.0, rotation=90)
-    w = make_window()
-    open_and_wait(qtbot, w, video)
-    clip = Clip(0.0, 2.0, "phone", "reels")
-    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
-    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
-        w.clips_panel.select_id(clip.id)
+    w = open_with_clip(qtbot, make_window, video, Clip(0.0, 2.0, "phone", "reels"),
+                       analysed=True)
     _show(qtbot, w, 0.4)
     pic = w.reframe.overlay.picture_rect()  # the turned picture, not the stored one's rect
     assert pic.width() / pic.height() == pytest.approx(SIZE[0] / SIZE[1], rel=0.01)

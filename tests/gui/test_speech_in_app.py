@@ -14,7 +14,7 @@ from marlin_desk.core.project import Clip
 from marlin_desk.dev.speech import make_speech_video, normalise_words, word_error_rate
 from marlin_desk.gui import undo
 from marlin_desk.gui.worker_protocol import TranscribeResult
-from tests.gui.conftest import open_and_wait
+from tests.gui.conftest import open_and_wait, open_with_clip
 from tests.reframe.test_speaker import two_talking
 from tests.speech.conftest import needs_speech
 
@@ -128,12 +128,8 @@ def test_the_library_queue_transcribes_and_search_finds_what_is_said(
 def test_after_transcribing_the_crop_waits_for_words_before_following_a_mouth(
         qtbot, make_window, tmp_path) -> None:
     video, left, right = two_talking(tmp_path)
-    w = make_window()
-    open_and_wait(qtbot, w, video)
-    clip = Clip(0.0, 10.0, "the two of them", "reels")
-    w.undo_stack.push(undo.AddClips(w.doc, [clip]))
-    with qtbot.waitSignal(w.reframe.analysed, timeout=60_000):
-        w.clips_panel.select_id(clip.id)
+    w = open_with_clip(qtbot, make_window, video, Clip(0.0, 10.0, "the two of them", "reels"),
+                       analysed=True)
 
     def on(face: float, t: float) -> bool:
         r = w.reframe.path.crop_at(t)
