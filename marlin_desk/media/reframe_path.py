@@ -380,8 +380,9 @@ def _pinned(times: list[float], centres: list[float], pins: list[Pin], axis: Axi
     # inside a hold only its ends: the line between two equal centres stands still
     middle = sorted({t for t in times if first < t < last} | set(pin_t))
     middle = [t for t in middle if not any(a < t < b for a, b in holds)]
+    pinned = dict(points)
     path = [(t, auto.centre_at(t) + offset_between(t)) if first < t < last else
-            points[pin_t.index(t)] for t in middle]
+            (t, pinned[t]) for t in middle]
     before = _chase(auto, sorted({t for t in times if t < first} | {start} - {first},
                                  reverse=True), first, points[0][1], speed)
     after = _chase(auto, sorted({t for t in times if t > last} | {end} - {last}), last,

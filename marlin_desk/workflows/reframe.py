@@ -77,10 +77,7 @@ class ClipReframing:
 
     def hearing(self, transcript: Transcript | None) -> ClipReframing:
         """This analysis with the stretches of speech of `transcript` (None: not known)."""
-        det = self.detections
-        speech = None if transcript is None else speech_spans(transcript.words, det.start,
-                                                              det.end)
-        return replace(self, detections=replace(det, speech=speech))
+        return replace(self, detections=hearing(self.detections, transcript))
 
     def path(self, pins: Sequence[Pin] = ()) -> CropPath:
         """The automatic path with these pins (what `--reframe auto` renders)."""
@@ -201,9 +198,7 @@ class ReframeCache:
         except Exception as exc:  # noqa: BLE001 - the store is an optimisation here
             log.info("transcript look-up for reframing failed: %s", exc)
             return det
-        if found is None:
-            return det
-        return replace(det, speech=speech_spans(found[1].words, det.start, det.end))
+        return det if found is None else hearing(det, found[1])
 
     def clear(self) -> int:
         """Remove every cached span; returns how many files went."""
@@ -222,6 +217,13 @@ class ReframeCache:
         except Exception as exc:  # noqa: BLE001 - the store is an optimisation here
             log.info("shots cache look-up failed: %s", exc)
             return None
+
+
+def hearing(det: SpanDetections, transcript: Transcript | None) -> SpanDetections:
+    """The detections with the stretches of speech of `transcript` in their span (None: not
+    known, the speaker judged by mouths alone)."""
+    speech = None if transcript is None else speech_spans(transcript.words, det.start, det.end)
+    return replace(det, speech=speech)
 
 
 def _micros(t: float) -> int:

@@ -225,11 +225,10 @@ class ReframeController(QObject):
 
     @Slot()
     def _on_transcript(self) -> None:
-        """What is said decides when a moving mouth is the speaker's: the analyses of this
-        video hear the new transcript, and the crop is recomputed."""
+        """What is said decides when a moving mouth is the speaker's: the analyses (all of
+        this video's) hear the new transcript, and the crop is recomputed."""
         heard = self.doc.transcript
-        self._analyses = {k: a.hearing(heard) if k[0] == self.doc.video else a
-                          for k, a in self._analyses.items()}
+        self._analyses = {k: a.hearing(heard) for k, a in self._analyses.items()}
         self._latest = {c: a.hearing(heard) for c, a in self._latest.items()}
         self.refresh()
 
@@ -301,10 +300,10 @@ class ReframeController(QObject):
             self._draw(t)
             return
         held = self._pin_covering(clip, t)
-        # rounded as the project file writes it: a reopened project has this very pin
-        pin = Pin.from_json(path.pin_at(t, x, y).to_json())
+        pin = path.pin_at(t, x, y)
         if held is not None and held.until is not None:
             pin = Pin(held.t, pin.x, pin.y, held.until)
+        pin = _as_saved(pin)
         pins = [p for p in clip.pins if p is not held and not self._same_frame(p.t, t)]
         self.stack.push(undo.ChangeClip(self.doc, clip.with_pins([*pins, pin]),
                                         "Move the held crop" if pin.until else "Pin the crop"))
@@ -324,7 +323,7 @@ class ReframeController(QObject):
             self.notifier.transient("This shot is one frame long: drag the crop instead.", 4000)
             return
         here = path.pin_at(t, rect.x, rect.y)
-        held = Pin.from_json(Pin(first, here.x, here.y, last).to_json())
+        held = _as_saved(Pin(first, here.x, here.y, last))
         slack = 0.5 / self.doc.fps
         pins = [p for p in clip.pins if p.end < first - slack or p.t > last + slack] + [held]
         self.stack.push(undo.ChangeClip(self.doc, clip.with_pins(pins), "Hold the crop"))
@@ -421,3 +420,8 @@ def mode_text(mode: str | None, clip: Clip, info: Any) -> str:
     p = get_preset(clip.preset)
     default = default_mode(p, info, p.fill) if info is not None else None
     return f"Preset's default ({REFRAME_LABELS[default]})" if default else "Preset's default"
+
+
+def _as_saved(pin: Pin) -> Pin:
+    """The pin rounded as the project file writes it: a reopened project has this very pin."""
+    return Pin.from_json(pin.to_json())
